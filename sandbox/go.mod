@@ -1,3 +1,8 @@
 module github.com/confine-dev/confine/sandbox
 
-go 1.25.0
+go 1.26.0
+
+require (
+	github.com/stretchr/testify v1.12.1 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+)

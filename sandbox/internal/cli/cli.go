@@ -1,0 +1,253 @@
+// Package cli parses confine's command line strictly and maps outcomes to exit statuses. It holds no
+// confinement logic: that is package launch.
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/confine-dev/confine/sandbox/launch"
+	"github.com/confine-dev/confine/sandbox/pathfd"
+	"github.com/confine-dev/confine/sandbox/report"
+)
+
+// Version is the launcher's version, stamped at link time (-X or Bazel's x_defs).
+var Version = "dev"
+
+// Usage is printed by --help.
+const Usage = `usage: confine [--worktree DIR] [--allow PATH]... [--mode workspace-write|read-only]
+               [--backend auto|landlock|bwrap] [--report-fd N] [--tty] -- CMD [ARGS...]
+       confine probe [--json]
+       confine version
+Runs CMD so that it can write only under DIR, the --allow roots, /tmp and /dev/null (read-only mode: /tmp and
+/dev/null only). Exit status 125: confine refused or failed and nothing ran; 126: CMD could not be executed;
+127: CMD was not found; otherwise CMD's own status.
+`
+
+// Kind is what an invocation asks for.
+type Kind int
+
+// The kinds of invocation.
+const (
+	Run Kind = iota
+	Probe
+	ProbeJSON
+	PrintVersion
+	Help
+)
+
+func usageErr(format string, args ...any) error { return report.Refuse(report.Usage, format, args...) }
+
+// Parse parses args (without the program name). On error the returned Config still carries a valid
+// --report-fd, if one was parsed, so that the refusal can be reported. Errors are *report.Refusal with reason
+// usage or bad-root, one line each.
+func Parse(args []string) (Kind, launch.Config, error) {
+	cfg := launch.Config{ReportFD: -1}
+	if len(args) == 0 {
+		return Run, cfg, usageErr("missing -- and a command (see confine --help)")
+	}
+	switch args[0] {
+	case "--help", "-h", "help":
+		if len(args) > 1 {
+			return Help, cfg, usageErr("%s takes no arguments", args[0])
+		}
+		return Help, cfg, nil
+	case "version", "--version":
+		if len(args) > 1 {
+			return PrintVersion, cfg, usageErr("%s takes no arguments", args[0])
+		}
+		return PrintVersion, cfg, nil
+	case "probe":
+		switch {
+		case len(args) == 1:
+			return Probe, cfg, nil
+		case len(args) == 2 && args[1] == "--json":
+			return ProbeJSON, cfg, nil
+		}
+		return Probe, cfg, usageErr("probe takes only --json, got %q", strings.Join(args[1:], " "))
+	}
+	seen := map[string]bool{}
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		if arg == "--" {
+			cfg.Argv = args[i+1:]
+			return Run, cfg, finish(&cfg, seen)
+		}
+		if !strings.HasPrefix(arg, "--") || len(arg) == 2 {
+			return Run, cfg, usageErr("unexpected argument %q before -- (flags are --name, the command follows --)", arg)
+		}
+		name, value, hasValue := strings.Cut(arg[2:], "=")
+		if name == "tty" {
+			if hasValue {
+				return Run, cfg, usageErr("--tty takes no value")
+			}
+			if seen[name] {
+				return Run, cfg, usageErr("--tty given twice")
+			}
+			seen[name], cfg.TTY = true, true
+			continue
+		}
+		switch name {
+		case "worktree", "allow", "mode", "backend", "report-fd":
+		default:
+			return Run, cfg, usageErr("unknown flag --%s", name)
+		}
+		if !hasValue {
+			if i+1 >= len(args) || args[i+1] == "--" || strings.HasPrefix(args[i+1], "-") {
+				return Run, cfg, usageErr("--%s needs a value", name)
+			}
+			i++
+			value = args[i]
+		}
+		if value == "" {
+			return Run, cfg, usageErr("--%s needs a non-empty value", name)
+		}
+		if seen[name] && name != "allow" {
+			return Run, cfg, usageErr("--%s given twice", name)
+		}
+		seen[name] = true
+		if err := set(&cfg, name, value); err != nil {
+			return Run, cfg, err
+		}
+	}
+	return Run, cfg, usageErr("missing -- before the command")
+}
+
+func set(cfg *launch.Config, name, value string) error {
+	switch name {
+	case "worktree":
+		if err := pathfd.Check(value); err != nil {
+			return report.Refuse(report.BadRoot, "--worktree: %v", err)
+		}
+		cfg.Worktree = value
+	case "allow":
+		if err := pathfd.Check(value); err != nil {
+			return report.Refuse(report.BadRoot, "--allow: %v", err)
+		}
+		for _, a := range cfg.Allow {
+			if a == value {
+				return usageErr("--allow %s given twice", value)
+			}
+		}
+		cfg.Allow = append(cfg.Allow, value)
+	case "mode":
+		switch m := launch.Mode(value); m {
+		case launch.WorkspaceWrite, launch.ReadOnly:
+			cfg.Mode = m
+		default:
+			return usageErr("--mode must be workspace-write or read-only, got %q", value)
+		}
+	case "backend":
+		switch b := launch.Backend(value); b {
+		case launch.Auto, launch.Landlock, launch.Bwrap:
+			cfg.Backend = b
+		default:
+			return usageErr("--backend must be auto, landlock or bwrap, got %q", value)
+		}
+	case "report-fd":
+		fd, err := strconv.Atoi(value)
+		if err != nil || fd < 3 || fd > 1<<20 || strconv.Itoa(fd) != value {
+			return report.Refuse(report.BadReportFD, "--report-fd must be a descriptor number >= 3, got %q", value)
+		}
+		cfg.ReportFD = fd
+	}
+	return nil
+}
+
+// finish applies defaults and checks the flags against each other.
+func finish(cfg *launch.Config, seen map[string]bool) error {
+	if cfg.Mode == "" {
+		cfg.Mode = launch.WorkspaceWrite
+	}
+	if cfg.Backend == "" {
+		cfg.Backend = launch.Auto
+	}
+	switch {
+	case len(cfg.Argv) == 0:
+		return usageErr("missing command after --")
+	case cfg.Argv[0] == "":
+		return usageErr("empty command after --")
+	case cfg.Mode == launch.WorkspaceWrite && cfg.Worktree == "":
+		return usageErr("--worktree is required in workspace-write mode")
+	case cfg.Mode == launch.ReadOnly && len(cfg.Allow) > 0:
+		return usageErr("--allow conflicts with --mode read-only")
+	}
+	for _, a := range cfg.Allow {
+		if a == cfg.Worktree {
+			return usageErr("--allow %s repeats --worktree", a)
+		}
+	}
+	return nil
+}
+
+// Main runs confine with args (without the program name) against s, and returns the exit status.
+func Main(args []string, s launch.System, stdout, stderr io.Writer) int {
+	kind, cfg, err := Parse(args)
+	if err != nil {
+		fail(stderr, err)
+		if cfg.ReportFD >= 0 && report.ReasonOf(err) != report.BadReportFD {
+			rep := report.New(string(cfg.Mode))
+			rep.Refused(err)
+			if _, werr := unix.Write(cfg.ReportFD, rep.Marshal()); werr == nil {
+				unix.Close(cfg.ReportFD)
+			}
+		}
+		return launch.ExitRefused
+	}
+	switch kind {
+	case Help:
+		fmt.Fprint(stdout, Usage)
+		return 0
+	case PrintVersion:
+		fmt.Fprintf(stdout, "confine %s\n", Version)
+		return 0
+	case Probe, ProbeJSON:
+		p := launch.Probe(s)
+		if kind == ProbeJSON {
+			b, _ := json.Marshal(p)
+			fmt.Fprintf(stdout, "%s\n", b)
+		} else {
+			printProbe(stdout, p)
+		}
+		return 0
+	}
+	err = launch.Run(cfg, s)
+	fail(stderr, err)
+	var ee *launch.ExecError
+	if errors.As(err, &ee) {
+		return ee.Status
+	}
+	return launch.ExitRefused
+}
+
+// fail prints err as one line prefixed "confine: ".
+func fail(w io.Writer, err error) {
+	fmt.Fprintf(w, "confine: %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
+}
+
+func printProbe(w io.Writer, p report.Probe) {
+	fmt.Fprintf(w, "kernel:   %s (%s)\n", p.Kernel, p.Arch)
+	ll := p.Landlock
+	switch {
+	case p.ABI > 0:
+		ll = fmt.Sprintf("%s, ABI %d, errata %#x", ll, p.ABI, p.Errata)
+	case p.Errno != "":
+		ll = fmt.Sprintf("%s (%s)", ll, p.Errno)
+	}
+	fmt.Fprintf(w, "landlock: %s\n", ll)
+	fmt.Fprintf(w, "auto:     %s: %s\n", p.AutoBackend, p.AutoReason)
+	fmt.Fprintf(w, "wsl:      %d\n", p.WSL)
+	if len(p.Handled) > 0 {
+		fmt.Fprintf(w, "handled:  %s\n", strings.Join(p.Handled, " "))
+		fmt.Fprintf(w, "seccomp:  %s\n", strings.Join(p.Seccomp, " "))
+	}
+	for _, warn := range p.Warnings {
+		fmt.Fprintf(w, "warning:  %s\n", warn)
+	}
+}

@@ -1,0 +1,41 @@
+package launch
+
+// Mode is what the command may write.
+type Mode string
+
+// The modes.
+const (
+	// WorkspaceWrite allows the worktree, each --allow root, /tmp and /dev/null.
+	WorkspaceWrite Mode = "workspace-write"
+	// ReadOnly allows /tmp and /dev/null only.
+	ReadOnly Mode = "read-only"
+)
+
+// Backend is how confinement is enforced.
+type Backend string
+
+// The backends.
+const (
+	Auto     Backend = "auto"     // Landlock where the kernel has it; else refuse (bwrap is not built yet)
+	Landlock Backend = "landlock" // Landlock or refuse
+	Bwrap    Backend = "bwrap"    // not built yet: always refused
+)
+
+// Config is one parsed invocation. The parser (internal/cli) has already checked its shape; Run checks it
+// against the filesystem and the kernel.
+type Config struct {
+	Worktree string   // absolute, clean; required in WorkspaceWrite
+	Allow    []string // more writable roots: directories or single files
+	Mode     Mode
+	Backend  Backend
+	ReportFD int // -1 for none
+	TTY      bool
+	Argv     []string // the command and its arguments, non-empty
+}
+
+// Default writable roots, in every mode. A missing one is a warning, not a refusal: it cannot be written
+// anyway.
+var defaultRoots = []string{"/tmp", "/dev/null"}
+
+// ttyRoots are added by --tty: interactive tools open the controlling terminal and new pseudo-terminals.
+var ttyRoots = []string{"/dev/tty", "/dev/ptmx", "/dev/pts"}

@@ -1,0 +1,42 @@
+package launch
+
+import (
+	"fmt"
+
+	"github.com/confine-dev/confine/sandbox/landlock"
+	"github.com/confine-dev/confine/sandbox/report"
+	"github.com/confine-dev/confine/sandbox/seccomp"
+)
+
+// Probe answers `confine probe`: what this kernel offers and what `--backend auto` would do. It is asked
+// afresh on every call (one system call), so no cached verdict can ever make a command run less confined.
+func Probe(s System) report.Probe {
+	p := report.Probe{Schema: report.ProbeSchema, Kernel: s.OSRelease(), Arch: s.Machine(),
+		WSL: DetectWSL(s.OSRelease()), Handled: []string{}, Seccomp: []string{}, Warnings: []string{}}
+	st, err := landlock.Query(s)
+	switch {
+	case err != nil:
+		p.Landlock, p.AutoBackend, p.AutoReason = "unknown", "none", err.Error()
+		return p
+	case p.WSL == 1:
+		p.Landlock, p.AutoBackend, p.AutoReason = string(st.State), "none", "WSL1 has no Landlock: confine refuses"
+		return p
+	}
+	p.Landlock, p.ABI, p.Errata = string(st.State), st.ABI, st.Errata
+	if st.State != landlock.Available {
+		p.Errno = st.Errno.Error()
+		if name := errnoName(st.Errno); name != "" {
+			p.Errno = name
+		}
+		p.AutoBackend = "none"
+		p.AutoReason = fmt.Sprintf("Landlock is %s (%s) and the bwrap backend is not in this build: confine refuses",
+			st.State, p.Errno)
+		return p
+	}
+	p.AutoBackend = "landlock"
+	p.AutoReason = fmt.Sprintf("Landlock ABI %d is available", st.ABI)
+	p.Handled = landlock.HandledWrites(st.ABI).Names()
+	p.Seccomp = seccomp.Policy{DenyTruncate: st.ABI < 3}.Denied()
+	p.Warnings = warnings(st.ABI, p.WSL)
+	return p
+}

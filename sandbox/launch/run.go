@@ -1,0 +1,293 @@
+package launch
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/confine-dev/confine/sandbox/landlock"
+	"github.com/confine-dev/confine/sandbox/pathfd"
+	"github.com/confine-dev/confine/sandbox/report"
+	"github.com/confine-dev/confine/sandbox/seccomp"
+)
+
+// Exit statuses, after env(1) and timeout(1).
+const (
+	ExitRefused    = 125 // confine failed or refused; nothing ran
+	ExitCannotExec = 126 // the command was found but could not be executed
+	ExitNotFound   = 127 // the command was not found
+)
+
+// ExecError is a failure to find or execute the command, after confinement was in place.
+type ExecError struct {
+	Status int // ExitCannotExec or ExitNotFound
+	Err    error
+}
+
+func (e *ExecError) Error() string { return e.Err.Error() }
+
+// Run confines the calling process as cfg asks and executes cfg.Argv. It returns only on failure: a
+// *report.Refusal (nothing ran, exit 125) or an *ExecError (126 or 127). It locks the calling goroutine to
+// its OS thread, because Landlock domains and seccomp filters bind to a thread until execve.
+func Run(cfg Config, s System) error {
+	runtime.LockOSThread()
+	rep := report.New(string(cfg.Mode))
+	if cfg.ReportFD >= 0 {
+		if _, err := unix.FcntlInt(uintptr(cfg.ReportFD), unix.F_GETFD, 0); err != nil {
+			return report.Refuse(report.BadReportFD, "--report-fd %d: %v", cfg.ReportFD, err)
+		}
+	}
+	refuse := func(err error) error {
+		rep.Refused(err)
+		writeReport(cfg.ReportFD, rep) // best effort: the refusal stands either way
+		return err
+	}
+	path, err := prepare(cfg, s, rep)
+	if err != nil {
+		return refuse(err)
+	}
+	// From here on the thread is confined; a failure still runs nothing.
+	rep.Outcome = "exec"
+	rep.Command = append([]string{path}, cfg.Argv[1:]...)
+	if err := writeReport(cfg.ReportFD, rep); err != nil {
+		return report.Refuse(report.BadReportFD, "writing the report to --report-fd %d: %v", cfg.ReportFD, err)
+	}
+	if err := cloexecFrom(3); err != nil {
+		return report.Refuse(report.Internal, "marking inherited descriptors close-on-exec: %v", err)
+	}
+	err = s.Exec(path, cfg.Argv, environ(DetectWSL(s.OSRelease())))
+	status := ExitCannotExec
+	if errors.Is(err, unix.ENOENT) {
+		status = ExitNotFound
+	}
+	return &ExecError{Status: status, Err: fmt.Errorf("%s: %w", cfg.Argv[0], err)}
+}
+
+// prepare does everything up to and including the restriction of the calling thread, filling rep, and
+// returns the resolved command path.
+func prepare(cfg Config, s System, rep *report.Report) (string, error) {
+	plan, err := makePlan(cfg, s, rep)
+	if err != nil {
+		return "", err
+	}
+	defer plan.close()
+	path, err := lookPath(cfg.Argv[0])
+	if err != nil {
+		return "", err
+	}
+	if err := landlock.Restrict(s, plan.handled, plan.rules); err != nil {
+		return "", &report.Refusal{Reason: report.Ruleset, Err: err}
+	}
+	if err := s.SetSeccomp(plan.filter.Program()); err != nil {
+		return "", report.Refuse(report.Seccomp, "seccomp(SET_MODE_FILTER): %v", err)
+	}
+	return path, nil
+}
+
+// A plan is everything decided before the thread is restricted. Its rules hold open descriptors.
+type plan struct {
+	handled landlock.Access
+	rules   []landlock.Rule
+	roots   []*pathfd.Root
+	filter  seccomp.Policy
+}
+
+func (p *plan) close() {
+	for _, r := range p.roots {
+		r.Close()
+	}
+}
+
+// makePlan negotiates the backend and the ABI, opens the roots and decides the rules and the seccomp filter,
+// filling rep, without restricting anything. Probe and Run share it. The caller closes nothing: on error Plan
+// has closed what it opened; on success the returned plan's roots stay open until close.
+func makePlan(cfg Config, s System, rep *report.Report) (*plan, error) {
+	wsl := DetectWSL(s.OSRelease())
+	if wsl == 1 {
+		return nil, report.Refuse(report.WSL1, "WSL1 is not a Linux kernel and has no Landlock: use WSL2")
+	}
+	if cfg.Backend == Bwrap {
+		return nil, report.Refuse(report.BackendUnavailable, "the bwrap backend is not in this build")
+	}
+	st, err := landlock.Query(s)
+	if err != nil {
+		return nil, &report.Refusal{Reason: report.Internal, Err: err}
+	}
+	rep.Landlock, rep.ABI, rep.Errata = string(st.State), st.ABI, st.Errata
+	switch st.State {
+	case landlock.Absent:
+		return nil, report.Refuse(report.LandlockAbsent,
+			"Landlock is absent (ENOSYS: kernel %s was built without it) and no fallback backend can enforce %s",
+			s.OSRelease(), cfg.Mode)
+	case landlock.Disabled:
+		return nil, report.Refuse(report.LandlockDisabled,
+			"Landlock is disabled (EOPNOTSUPP: built in but not in lsm=) and no fallback backend can enforce %s",
+			cfg.Mode)
+	}
+	rep.Backend = string(Landlock)
+	p := &plan{handled: landlock.HandledWrites(st.ABI), filter: seccomp.Policy{DenyTruncate: st.ABI < 3}}
+	rep.Handled = p.handled.Names()
+	rep.Seccomp = p.filter.Denied()
+	rep.Warnings = append(rep.Warnings, warnings(st.ABI, wsl)...)
+	if err := p.open(cfg, rep); err != nil {
+		p.close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// open opens every root once and records its rule. User-given roots must exist; a missing default root is a
+// warning.
+func (p *plan) open(cfg Config, rep *report.Report) error {
+	type root struct {
+		path     string
+		required bool
+		grant    bool
+	}
+	var roots []root
+	if cfg.Worktree != "" {
+		roots = append(roots, root{cfg.Worktree, true, cfg.Mode == WorkspaceWrite})
+	}
+	for _, a := range cfg.Allow {
+		roots = append(roots, root{a, true, true})
+	}
+	for _, d := range defaultRoots {
+		roots = append(roots, root{d, false, true})
+	}
+	if cfg.TTY {
+		for _, d := range ttyRoots {
+			roots = append(roots, root{d, false, true})
+		}
+	}
+	for _, want := range roots {
+		r, err := pathfd.Open(want.path)
+		if err != nil {
+			if want.required {
+				return &report.Refusal{Reason: report.BadRoot, Err: err}
+			}
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("no rule for default root %s: %v", want.path, err))
+			continue
+		}
+		p.roots = append(p.roots, r)
+		if !want.grant {
+			continue
+		}
+		dir := r.Kind == pathfd.Dir
+		p.rules = append(p.rules, landlock.Rule{Path: r.Path, FD: r.FD, Dir: dir})
+		typ := "file"
+		if dir {
+			typ = "dir"
+		}
+		rep.Rules = append(rep.Rules, report.Rule{Path: r.Path, Type: typ,
+			Rights: landlock.RuleRights(p.handled, dir).Names()})
+	}
+	return nil
+}
+
+// warnings says what an ABI leaves to seccomp or cannot do at all.
+func warnings(abi, wsl int) []string {
+	w := []string{"metadata (chmod, chown, utimes, xattrs, inode flags) cannot be changed anywhere, " +
+		"including inside the writable roots: Landlock has no right for it, so seccomp denies it (EPERM)"}
+	if abi < 2 {
+		w = append(w, fmt.Sprintf("ABI %d: cross-directory rename and link inside the worktree will fail with "+
+			"EXDEV (REFER needs ABI 2, kernel 5.19)", abi))
+	}
+	if abi < 3 {
+		w = append(w, fmt.Sprintf("ABI %d: truncate(2) by path is denied everywhere by seccomp (TRUNCATE needs "+
+			"ABI 3, kernel 6.2)", abi))
+	}
+	if abi < 5 {
+		w = append(w, fmt.Sprintf("ABI %d: ioctls on devices opened before confinement are not handled "+
+			"(IOCTL_DEV needs ABI 5, kernel 6.10)", abi))
+	}
+	if wsl == 2 {
+		w = append(w, "WSL2: WSL_INTEROP is removed from the environment")
+	}
+	return w
+}
+
+// lookPath resolves name as a shell would: a name with a slash is used as is; otherwise the first executable
+// regular file in $PATH (default /usr/local/bin:/usr/bin:/bin). It returns an *ExecError with 127 when
+// nothing is found, and 126 when only non-executable candidates exist.
+func lookPath(name string) (string, error) {
+	if strings.Contains(name, "/") {
+		abs, err := filepath.Abs(name)
+		if err != nil {
+			return "", &ExecError{Status: ExitCannotExec, Err: err}
+		}
+		return abs, nil
+	}
+	dirs := os.Getenv("PATH")
+	if dirs == "" {
+		dirs = "/usr/local/bin:/usr/bin:/bin"
+	}
+	denied := false
+	for _, dir := range filepath.SplitList(dirs) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, name)
+		var st unix.Stat_t
+		if unix.Stat(p, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+			continue
+		}
+		if unix.Access(p, unix.X_OK) != nil {
+			denied = true
+			continue
+		}
+		if !filepath.IsAbs(p) {
+			if abs, err := filepath.Abs(p); err == nil {
+				p = abs
+			}
+		}
+		return p, nil
+	}
+	if denied {
+		return "", &ExecError{Status: ExitCannotExec, Err: fmt.Errorf("%s: permission denied", name)}
+	}
+	return "", &ExecError{Status: ExitNotFound, Err: fmt.Errorf("%s: command not found", name)}
+}
+
+// writeReport writes rep to fd (if >= 0) and closes fd, so the command does not inherit it.
+func writeReport(fd int, rep *report.Report) error {
+	if fd < 0 {
+		return nil
+	}
+	defer unix.Close(fd)
+	for b := rep.Marshal(); len(b) > 0; {
+		n, err := unix.Write(fd, b)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
+// cloexecFrom marks every descriptor >= first close-on-exec, so that the command inherits only 0, 1 and 2
+// (close_range(CLOSE_RANGE_CLOEXEC), 5.11; /proc/self/fd where that is missing).
+func cloexecFrom(first int) error {
+	err := unix.CloseRange(uint(first), ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	if err == nil || !(errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EINVAL)) {
+		return err
+	}
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		var fd int
+		if _, err := fmt.Sscan(e.Name(), &fd); err == nil && fd >= first {
+			unix.CloseOnExec(fd)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,151 @@
+// Package pathfd opens a writable root exactly once, without following symlinks, and validates the
+// descriptor it got rather than the path string, so that a path swapped for a symlink between a check and a use
+// cannot redirect a Landlock rule. See ../shared/design/landlock.md, "TOCTOU: rules bind to the fd".
+package pathfd
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Kind is the type of the opened inode, taken from fstat on the descriptor itself.
+type Kind string
+
+// The kinds of inode a root may be. Anything else (socket, FIFO, block device, symlink) is refused.
+const (
+	Dir     Kind = "dir"
+	File    Kind = "file"    // regular file
+	CharDev Kind = "chardev" // e.g. /dev/null, /dev/tty
+)
+
+// Root is an opened root: FD is an O_PATH|O_CLOEXEC descriptor of Path.
+type Root struct {
+	Path string
+	FD   int
+	Kind Kind
+}
+
+// Close closes the descriptor.
+func (r *Root) Close() error { return unix.Close(r.FD) }
+
+// ErrBadPath is wrapped by every error about the path itself (as opposed to a system failure).
+var ErrBadPath = errors.New("bad path")
+
+// Check validates path as a string: absolute, clean (no ".", ".." or repeated or trailing "/"), not "/" and
+// without NUL. It does not touch the filesystem.
+func Check(path string) error {
+	switch {
+	case path == "":
+		return fmt.Errorf("%w: empty path", ErrBadPath)
+	case strings.IndexByte(path, 0) >= 0:
+		return fmt.Errorf("%w: %q contains NUL", ErrBadPath, path)
+	case !filepath.IsAbs(path):
+		return fmt.Errorf("%w: %s is not absolute", ErrBadPath, path)
+	case path == "/":
+		return fmt.Errorf("%w: / cannot be a writable root", ErrBadPath)
+	case filepath.Clean(path) != path:
+		return fmt.Errorf("%w: %s is not clean (want %s)", ErrBadPath, path, filepath.Clean(path))
+	}
+	return nil
+}
+
+// Open checks path, opens it once with O_PATH|O_CLOEXEC without following any symlink in any component
+// (openat2 RESOLVE_NO_SYMLINKS, 5.6; component by component with O_NOFOLLOW where openat2 is missing),
+// and validates the descriptor: its type by fstat, and its name by /proc/self/fd when /proc is mounted.
+// Errors wrap ErrBadPath for a missing, symlinked or odd path.
+func Open(path string) (*Root, error) {
+	if err := Check(path); err != nil {
+		return nil, err
+	}
+	fd, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_CLOEXEC | unix.O_NOFOLLOW,
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) { // no openat2, or a seccomp filter refusing it
+		fd, err = openNoFollow(path)
+	}
+	if err != nil {
+		return nil, describe(path, err)
+	}
+	r, err := validate(path, fd)
+	if err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return r, nil
+}
+
+// openNoFollow walks path from / one component at a time, each opened with O_PATH|O_NOFOLLOW relative to the
+// previous descriptor, so no symlink is followed anywhere.
+func openNoFollow(path string) (int, error) {
+	fd, err := unix.Open("/", unix.O_PATH|unix.O_CLOEXEC|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return -1, err
+	}
+	for _, name := range strings.Split(path[1:], "/") {
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			unix.Close(fd)
+			return -1, err
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			unix.Close(fd)
+			return -1, unix.ENOTDIR
+		}
+		next, err := unix.Openat(fd, name, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+		unix.Close(fd)
+		if err != nil {
+			return -1, err
+		}
+		fd = next
+	}
+	return fd, nil
+}
+
+func validate(path string, fd int) (*Root, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, fmt.Errorf("fstat %s: %w", path, err)
+	}
+	var kind Kind
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		kind = Dir
+	case unix.S_IFREG:
+		kind = File
+	case unix.S_IFCHR:
+		kind = CharDev
+	case unix.S_IFLNK:
+		// O_PATH|O_NOFOLLOW on a final symlink opens the link itself.
+		return nil, fmt.Errorf("%w: %s is a symlink (pass the resolved path)", ErrBadPath, path)
+	default:
+		return nil, fmt.Errorf("%w: %s is not a directory, regular file or character device (mode %#o)",
+			ErrBadPath, path, st.Mode&unix.S_IFMT)
+	}
+	// Where /proc is mounted, the kernel's name for the descriptor must be the path we asked for: it was
+	// opened without following links, so anything else means the tree moved under us.
+	if got, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd)); err == nil && got != path {
+		return nil, fmt.Errorf("%w: %s was opened as %s (did it move?)", ErrBadPath, path, got)
+	}
+	return &Root{Path: path, FD: fd, Kind: kind}, nil
+}
+
+func describe(path string, err error) error {
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return fmt.Errorf("%w: %s does not exist", ErrBadPath, path)
+	case errors.Is(err, unix.ELOOP):
+		return fmt.Errorf("%w: %s has a symlink in its path (pass the resolved path)", ErrBadPath, path)
+	case errors.Is(err, unix.ENOTDIR):
+		return fmt.Errorf("%w: a component of %s is not a directory", ErrBadPath, path)
+	case errors.Is(err, unix.EXDEV):
+		return fmt.Errorf("%w: %s crosses a magic link", ErrBadPath, path)
+	}
+	return fmt.Errorf("open %s: %w", path, err)
+}

@@ -1,0 +1,119 @@
+// Package report defines confine's structured report (schema confine.report/v1), the stable reason codes of a
+// refusal, and the probe verdict (confine.probe/v1). The schemas are documented in sandbox/README.md; a change
+// that removes or renames a field bumps the version.
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Schema versions.
+const (
+	Schema      = "confine.report/v1"
+	ProbeSchema = "confine.probe/v1"
+)
+
+// Reason is a stable code saying why confine refused. Callers match on it, never on message text.
+type Reason string
+
+// The reason codes. Their meanings are in sandbox/README.md.
+const (
+	Usage              Reason = "usage"
+	BadRoot            Reason = "bad-root"
+	BadReportFD        Reason = "bad-report-fd"
+	LandlockAbsent     Reason = "landlock-absent"
+	LandlockDisabled   Reason = "landlock-disabled"
+	BackendUnavailable Reason = "backend-unavailable"
+	WSL1               Reason = "wsl1"
+	WrongOS            Reason = "wrong-os"
+	Ruleset            Reason = "ruleset"
+	Seccomp            Reason = "seccomp"
+	Internal           Reason = "internal"
+)
+
+// Refusal is an error that makes confine exit 125 without running the command.
+type Refusal struct {
+	Reason Reason
+	Err    error
+}
+
+func (r *Refusal) Error() string { return r.Err.Error() }
+func (r *Refusal) Unwrap() error { return r.Err }
+
+// Refuse returns a *Refusal with a formatted message.
+func Refuse(reason Reason, format string, args ...any) *Refusal {
+	return &Refusal{Reason: reason, Err: fmt.Errorf(format, args...)}
+}
+
+// ReasonOf returns err's reason code, or Internal if err is not a *Refusal.
+func ReasonOf(err error) Reason {
+	var r *Refusal
+	if errors.As(err, &r) {
+		return r.Reason
+	}
+	return Internal
+}
+
+// Rule is one path-beneath rule as enforced.
+type Rule struct {
+	Path   string   `json:"path"`
+	Type   string   `json:"type"` // "dir" or "file"
+	Rights []string `json:"rights"`
+}
+
+// Report is the one JSON object written to --report-fd.
+type Report struct {
+	Schema   string   `json:"schema"`
+	Outcome  string   `json:"outcome"` // "exec" or "refused"
+	Reason   Reason   `json:"reason,omitempty"`
+	Error    string   `json:"error,omitempty"`
+	Mode     string   `json:"mode"`
+	Backend  string   `json:"backend"`
+	ABI      int      `json:"abi"`
+	Errata   int      `json:"errata"`
+	Landlock string   `json:"landlock"` // available, absent, disabled or unknown
+	Handled  []string `json:"handled"`
+	Rules    []Rule   `json:"rules"`
+	Seccomp  []string `json:"seccomp"`
+	Command  []string `json:"command"`
+	Warnings []string `json:"warnings"`
+}
+
+// New returns a report with every list empty (never null) and Landlock "unknown".
+func New(mode string) *Report {
+	return &Report{Schema: Schema, Mode: mode, Landlock: "unknown", Handled: []string{}, Rules: []Rule{},
+		Seccomp: []string{}, Command: []string{}, Warnings: []string{}}
+}
+
+// Refused records err as the outcome.
+func (r *Report) Refused(err error) {
+	r.Outcome, r.Reason, r.Error = "refused", ReasonOf(err), err.Error()
+}
+
+// Marshal returns the report as one line of JSON with a trailing newline.
+func (r *Report) Marshal() []byte {
+	b, err := json.Marshal(r)
+	if err != nil { // only plain strings, ints and slices: cannot fail
+		panic("BUG(confine): report does not marshal: " + err.Error())
+	}
+	return append(b, '\n')
+}
+
+// Probe is the verdict of `confine probe --json`.
+type Probe struct {
+	Schema      string   `json:"schema"`
+	Kernel      string   `json:"kernel"`
+	Arch        string   `json:"arch"`
+	Landlock    string   `json:"landlock"`
+	ABI         int      `json:"abi"`
+	Errata      int      `json:"errata"`
+	Errno       string   `json:"errno,omitempty"`
+	AutoBackend string   `json:"auto_backend"` // "landlock" or "none"
+	AutoReason  string   `json:"auto_reason"`
+	WSL         int      `json:"wsl"` // 0 (not WSL), 1 or 2
+	Handled     []string `json:"handled"`
+	Seccomp     []string `json:"seccomp"`
+	Warnings    []string `json:"warnings"`
+}

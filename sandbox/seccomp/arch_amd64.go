@@ -1,0 +1,27 @@
+package seccomp
+
+import "golang.org/x/sys/unix"
+
+const (
+	auditArch   = unix.AUDIT_ARCH_X86_64
+	hasX32      = true // x32 numbers share AUDIT_ARCH_X86_64, with bit 30 set
+	sysIoctl    = unix.SYS_IOCTL
+	sysTruncate = unix.SYS_TRUNCATE
+)
+
+// deniedSyscalls are the metadata-changing system calls of arch/x86/entry/syscalls/syscall_64.tbl.
+var deniedSyscalls = []struct {
+	name string
+	nr   uint32
+}{
+	{"chmod", unix.SYS_CHMOD}, {"fchmod", unix.SYS_FCHMOD}, {"fchmodat", unix.SYS_FCHMODAT},
+	{"fchmodat2", unix.SYS_FCHMODAT2},
+	{"chown", unix.SYS_CHOWN}, {"fchown", unix.SYS_FCHOWN}, {"lchown", unix.SYS_LCHOWN},
+	{"fchownat", unix.SYS_FCHOWNAT},
+	{"utime", unix.SYS_UTIME}, {"utimes", unix.SYS_UTIMES}, {"futimesat", unix.SYS_FUTIMESAT},
+	{"utimensat", unix.SYS_UTIMENSAT},
+	{"setxattr", unix.SYS_SETXATTR}, {"lsetxattr", unix.SYS_LSETXATTR}, {"fsetxattr", unix.SYS_FSETXATTR},
+	{"setxattrat", unix.SYS_SETXATTRAT},
+	{"removexattr", unix.SYS_REMOVEXATTR}, {"lremovexattr", unix.SYS_LREMOVEXATTR},
+	{"fremovexattr", unix.SYS_FREMOVEXATTR}, {"removexattrat", unix.SYS_REMOVEXATTRAT},
+}

@@ -1,0 +1,25 @@
+package seccomp
+
+import "golang.org/x/sys/unix"
+
+const (
+	auditArch   = unix.AUDIT_ARCH_AARCH64
+	hasX32      = false
+	sysIoctl    = unix.SYS_IOCTL
+	sysTruncate = unix.SYS_TRUNCATE
+)
+
+// deniedSyscalls are the metadata-changing system calls of include/uapi/asm-generic/unistd.h, which arm64 uses:
+// it has only the *at forms of chmod, chown and utime.
+var deniedSyscalls = []struct {
+	name string
+	nr   uint32
+}{
+	{"fchmod", unix.SYS_FCHMOD}, {"fchmodat", unix.SYS_FCHMODAT}, {"fchmodat2", unix.SYS_FCHMODAT2},
+	{"fchown", unix.SYS_FCHOWN}, {"fchownat", unix.SYS_FCHOWNAT},
+	{"utimensat", unix.SYS_UTIMENSAT},
+	{"setxattr", unix.SYS_SETXATTR}, {"lsetxattr", unix.SYS_LSETXATTR}, {"fsetxattr", unix.SYS_FSETXATTR},
+	{"setxattrat", unix.SYS_SETXATTRAT},
+	{"removexattr", unix.SYS_REMOVEXATTR}, {"lremovexattr", unix.SYS_LREMOVEXATTR},
+	{"fremovexattr", unix.SYS_FREMOVEXATTR}, {"removexattrat", unix.SYS_REMOVEXATTRAT},
+}

@@ -1,0 +1,83 @@
+package seccomp
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// run interprets the classic BPF subset the filter uses over one struct seccomp_data.
+func run(t *testing.T, prog []unix.SockFilter, arch, nr uint32, arg1 uint64) uint32 {
+	t.Helper()
+	data := make([]byte, 64)
+	binary.LittleEndian.PutUint32(data[offNr:], nr)
+	binary.LittleEndian.PutUint32(data[offArch:], arch)
+	binary.LittleEndian.PutUint64(data[16+8:], arg1)
+	var acc uint32
+	for pc := 0; pc < len(prog); pc++ {
+		in := prog[pc]
+		switch in.Code {
+		case bpfLdWAbs:
+			acc = binary.LittleEndian.Uint32(data[in.K:])
+		case bpfJeqK:
+			if acc == in.K {
+				pc += int(in.Jt)
+			} else {
+				pc += int(in.Jf)
+			}
+		case bpfJgeK:
+			if acc >= in.K {
+				pc += int(in.Jt)
+			} else {
+				pc += int(in.Jf)
+			}
+		case bpfRetK:
+			return in.K
+		default:
+			t.Fatalf("pc %d: unexpected opcode %#x", pc, in.Code)
+		}
+	}
+	t.Fatal("fell off the end of the program")
+	return 0
+}
+
+func TestProgramDeniesMetadataEverywhereAndAllowsTheRest(t *testing.T) {
+	for _, p := range []Policy{{}, {DenyTruncate: true}} {
+		prog := p.Program()
+		require.LessOrEqual(t, len(prog), 255, "jump offsets are 8 bits")
+		for _, s := range deniedSyscalls {
+			require.Equal(t, retEPERM, run(t, prog, auditArch, s.nr, 0), s.name)
+		}
+		want := uint32(retAllow)
+		if p.DenyTruncate {
+			want = retEPERM
+		}
+		require.Equal(t, want, run(t, prog, auditArch, sysTruncate, 0), "truncate with %+v", p)
+		for _, nr := range []uint32{unix.SYS_OPENAT, unix.SYS_WRITE, unix.SYS_EXECVE, unix.SYS_READ, unix.SYS_FTRUNCATE} {
+			require.Equal(t, uint32(retAllow), run(t, prog, auditArch, nr, 0), "syscall %d", nr)
+		}
+		for _, c := range deniedIoctls {
+			require.Equal(t, retEPERM, run(t, prog, auditArch, sysIoctl, uint64(c.cmd)), c.name)
+			// Upper bits are ignored by the kernel (the command is an unsigned int), and by the filter.
+			require.Equal(t, retEPERM, run(t, prog, auditArch, sysIoctl, 0xffffffff00000000|uint64(c.cmd)), c.name)
+		}
+		require.Equal(t, uint32(retAllow), run(t, prog, auditArch, sysIoctl, unix.TCGETS), "TCGETS")
+		require.Equal(t, uint32(retAllow), run(t, prog, auditArch, sysIoctl, unix.TIOCGWINSZ), "TIOCGWINSZ")
+		// Another architecture's table (i386 or arm compat) is refused outright.
+		require.Equal(t, uint32(retENOSYS), run(t, prog, unix.AUDIT_ARCH_I386, 1, 0))
+		require.Equal(t, uint32(retENOSYS), run(t, prog, unix.AUDIT_ARCH_ARM, 1, 0))
+		if hasX32 {
+			require.Equal(t, uint32(retENOSYS), run(t, prog, auditArch, x32SyscallBit|unix.SYS_WRITE, 0))
+		}
+	}
+}
+
+func TestDeniedNamesTheFilter(t *testing.T) {
+	require.Contains(t, Policy{}.Denied(), "fchmodat")
+	require.NotContains(t, Policy{}.Denied(), "truncate")
+	require.Contains(t, Policy{DenyTruncate: true}.Denied(), "truncate")
+	require.Contains(t, Policy{}.Denied(), "ioctl:TIOCSTI")
+	require.Equal(t, "compat-syscalls", Policy{}.Denied()[len(Policy{}.Denied())-1])
+}
