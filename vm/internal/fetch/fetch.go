@@ -1,0 +1,279 @@
+// Package fetch downloads pinned Debian packages with apt through a private apt configuration (the system's sources
+// are never touched) and extracts single files from them into a cache keyed by package, version and arch.
+//
+// Cache layout under Root (default $CACHE/vm, $CACHE defaulting to ~/.cache/confine):
+//
+//	apt/{sources.list,lists,cache,status}   private apt state
+//	pkg/<package>_<version>_<arch>/<file>   one extracted file, with <file>.sha256 and <file>.member
+package fetch
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// Cache fetches and extracts packages. It is safe for concurrent use.
+type Cache struct {
+	Root    string   // cache root, e.g. ~/.cache/confine/vm
+	Sources []string // apt source lines ("deb URI SUITE COMPONENT")
+	Log     func(format string, args ...any)
+
+	mu      sync.Mutex // serialises apt (it takes a lock on lists/) and extraction of one key
+	updated bool
+}
+
+// Extracted is a file taken out of a package.
+type Extracted struct {
+	Path   string // absolute path in the cache
+	SHA256 string // hex sha256 of the file
+	Member string // its path inside the package, e.g. ./boot/vmlinuz-6.12.117+deb13-amd64
+}
+
+// DefaultRoot returns $CACHE/vm, or ~/.cache/confine/vm when CACHE is unset.
+func DefaultRoot() string {
+	if c := os.Getenv("CACHE"); c != "" {
+		return filepath.Join(c, "vm")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		home = os.TempDir()
+	}
+	return filepath.Join(home, ".cache", "confine", "vm")
+}
+
+// Extract returns the member of package pkg=version for arch that match accepts, fetching the package first if the
+// cache lacks it. The name passed to match is the tar member path (e.g. "./boot/vmlinuz-…"). The first match wins;
+// a package without a matching member is an error.
+func (c *Cache) Extract(ctx context.Context, pkg, version, arch, file string, match func(member string) bool) (Extracted, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	dir := filepath.Join(c.Root, "pkg", safe(pkg+"_"+version+"_"+arch))
+	out := filepath.Join(dir, file)
+	if sum, err := os.ReadFile(out + ".sha256"); err == nil {
+		member, _ := os.ReadFile(out + ".member")
+		if _, err := os.Stat(out); err == nil {
+			return Extracted{Path: out, SHA256: strings.TrimSpace(string(sum)), Member: strings.TrimSpace(string(member))}, nil
+		}
+	}
+	deb, cleanup, err := c.download(ctx, pkg, version, arch)
+	if err != nil {
+		return Extracted{}, err
+	}
+	defer cleanup()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Extracted{}, err
+	}
+	ex, err := extractMember(ctx, deb, out, match)
+	if err != nil {
+		return Extracted{}, fmt.Errorf("%s=%s (%s): %w", pkg, version, arch, err)
+	}
+	if err := os.WriteFile(out+".member", []byte(ex.Member+"\n"), 0o644); err != nil {
+		return Extracted{}, err
+	}
+	// The checksum file is written last: its presence marks a complete entry.
+	if err := os.WriteFile(out+".sha256", []byte(ex.SHA256+"\n"), 0o644); err != nil {
+		return Extracted{}, err
+	}
+	return ex, nil
+}
+
+// aptArgs are the options that make apt use only the private state under Root.
+func (c *Cache) aptArgs() []string {
+	a := filepath.Join(c.Root, "apt")
+	return []string{
+		"-o", "Dir::Etc::sourcelist=" + filepath.Join(a, "sources.list"),
+		"-o", "Dir::Etc::sourceparts=-",
+		"-o", "Dir::State::Lists=" + filepath.Join(a, "lists"),
+		"-o", "Dir::State::status=" + filepath.Join(a, "status"),
+		"-o", "Dir::Cache=" + filepath.Join(a, "cache"),
+		"-o", "APT::Architecture=amd64",
+		"-o", "APT::Architectures::=amd64",
+		"-o", "APT::Architectures::=arm64",
+		"-o", "Acquire::Languages=none",
+		"-o", "Debug::NoLocking=true",
+		"-o", "APT::Sandbox::User=" + sandboxUser(),
+		"-q",
+	}
+}
+
+func sandboxUser() string {
+	if os.Geteuid() == 0 {
+		return "root" // download straight into our cache; _apt may not be able to write there
+	}
+	return os.Getenv("USER")
+}
+
+// update writes the private sources.list and runs apt-get update when the lists are missing, the sources changed,
+// or force is set (a pinned version was not found: the lists may be stale).
+func (c *Cache) update(ctx context.Context, force bool) error {
+	a := filepath.Join(c.Root, "apt")
+	for _, d := range []string{"lists/partial", "cache/archives/partial"} {
+		if err := os.MkdirAll(filepath.Join(a, d), 0o755); err != nil {
+			return err
+		}
+	}
+	var src bytes.Buffer
+	for _, s := range c.Sources {
+		// The archive keys are the system's (debian-archive-keyring); Signed-By keeps apt from trusting anything else.
+		s = strings.Replace(s, "deb ", "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ", 1)
+		src.WriteString(s + "\n")
+	}
+	stamp := filepath.Join(a, "updated")
+	old, _ := os.ReadFile(stamp)
+	if !force && bytes.Equal(old, src.Bytes()) {
+		return nil
+	}
+	if err := os.WriteFile(filepath.Join(a, "sources.list"), src.Bytes(), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(a, "status"), nil, 0o644); err != nil {
+		return err
+	}
+	c.logf("apt-get update (private config in %s)", a)
+	cmd := exec.CommandContext(ctx, "apt-get", append(c.aptArgs(), "update")...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("apt-get update: %w: %s", err, lastLines(out, 5))
+	}
+	c.updated = true
+	return os.WriteFile(stamp, src.Bytes(), 0o644)
+}
+
+// download fetches pkg:arch=version into a temporary directory under Root and returns the .deb's path.
+func (c *Cache) download(ctx context.Context, pkg, version, arch string) (string, func(), error) {
+	if _, err := exec.LookPath("apt-get"); err != nil {
+		return "", nil, fmt.Errorf("fetch %s=%s: apt-get not found (a Debian host is needed to fetch kernels; or pass --kernel PATH)", pkg, version)
+	}
+	if err := c.update(ctx, false); err != nil {
+		return "", nil, fmt.Errorf("fetch %s=%s: %w", pkg, version, err)
+	}
+	tmp, err := os.MkdirTemp(c.Root, "download-")
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup := func() { os.RemoveAll(tmp) }
+	spec := pkg + ":" + arch + "=" + version
+	var out []byte
+	for attempt := 0; attempt < 2; attempt++ {
+		c.logf("apt-get download %s", spec)
+		cmd := exec.CommandContext(ctx, "apt-get", append(c.aptArgs(), "download", spec)...)
+		cmd.Dir = tmp
+		out, err = cmd.CombinedOutput()
+		if err == nil {
+			break
+		}
+		if attempt == 0 && !c.updated && notFound(out) {
+			// Stale lists: refresh once, then retry.
+			if uerr := c.update(ctx, true); uerr != nil {
+				cleanup()
+				return "", nil, fmt.Errorf("fetch %s: %w", spec, uerr)
+			}
+			continue
+		}
+		break
+	}
+	if err != nil {
+		cleanup()
+		if notFound(out) {
+			return "", nil, fmt.Errorf("fetch %s: not in the archive (dropped or never published; update the pin in vm/kernels.json): %s", spec, lastLines(out, 2))
+		}
+		return "", nil, fmt.Errorf("fetch %s: apt-get download: %w: %s", spec, err, lastLines(out, 3))
+	}
+	debs, _ := filepath.Glob(filepath.Join(tmp, "*.deb"))
+	if len(debs) != 1 {
+		cleanup()
+		return "", nil, fmt.Errorf("fetch %s: apt-get download left %d .deb files", spec, len(debs))
+	}
+	return debs[0], cleanup, nil
+}
+
+func notFound(out []byte) bool {
+	s := string(out)
+	return strings.Contains(s, "Unable to locate package") || strings.Contains(s, "Can't find a source") ||
+		strings.Contains(s, "was not found") || strings.Contains(s, "has no installation candidate")
+}
+
+// extractMember streams the .deb's data archive through dpkg-deb and copies the first member match accepts to out.
+func extractMember(ctx context.Context, deb, out string, match func(string) bool) (Extracted, error) {
+	cmd := exec.CommandContext(ctx, "dpkg-deb", "--fsys-tarfile", deb)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		return Extracted{}, err
+	}
+	if err := cmd.Start(); err != nil {
+		return Extracted{}, fmt.Errorf("dpkg-deb: %w", err)
+	}
+	ex, found, terr := copyMember(tar.NewReader(pipe), out, match)
+	io.Copy(io.Discard, pipe)
+	werr := cmd.Wait()
+	switch {
+	case werr != nil && !found:
+		return Extracted{}, fmt.Errorf("corrupt package %s: dpkg-deb: %v: %s", filepath.Base(deb), werr, lastLines(stderr.Bytes(), 2))
+	case terr != nil:
+		return Extracted{}, fmt.Errorf("corrupt package %s: %w", filepath.Base(deb), terr)
+	case !found:
+		return Extracted{}, fmt.Errorf("package %s holds no matching file", filepath.Base(deb))
+	}
+	return ex, nil
+}
+
+func copyMember(tr *tar.Reader, out string, match func(string) bool) (Extracted, bool, error) {
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return Extracted{}, false, nil
+		}
+		if err != nil {
+			return Extracted{}, false, err
+		}
+		if h.Typeflag != tar.TypeReg || !match(h.Name) {
+			continue
+		}
+		tmp := out + ".part"
+		f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+		if err != nil {
+			return Extracted{}, true, err
+		}
+		sum := sha256.New()
+		if _, err := io.Copy(io.MultiWriter(f, sum), tr); err != nil {
+			f.Close()
+			return Extracted{}, true, err
+		}
+		if err := f.Close(); err != nil {
+			return Extracted{}, true, err
+		}
+		if err := os.Rename(tmp, out); err != nil {
+			return Extracted{}, true, err
+		}
+		return Extracted{Path: out, SHA256: hex.EncodeToString(sum.Sum(nil)), Member: h.Name}, true, nil
+	}
+}
+
+// safe makes a package key usable as a directory name (':' from epochs becomes '%3a').
+func safe(s string) string { return strings.ReplaceAll(s, ":", "%3a") }
+
+func lastLines(b []byte, n int) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
+
+func (c *Cache) logf(format string, args ...any) {
+	if c.Log != nil {
+		c.Log(format, args...)
+	}
+}

@@ -1,0 +1,122 @@
+// Package initramfs writes gzip'd newc cpio archives for the Linux kernel's initramfs with u-root's pkg/cpio.
+//
+// The guest's initramfs is two concatenated archives (the kernel unpacks each in turn): a base built once per
+// (init binary, busybox) pair and cached, holding /init, /bin/busybox and the mount points; and a small per-run
+// payload archive holding /payload/... and /vm/run.json. Output is reproducible: the same inputs give the same bytes
+// (no timestamps, owners or gzip names).
+package initramfs
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+
+	"github.com/u-root/u-root/pkg/cpio"
+)
+
+// Dirs are the mount points and directories the guest supervisor expects in its root.
+var Dirs = []string{"bin", "dev", "etc", "newroot", "payload", "proc", "root", "sbin", "sys", "tmp", "usr", "usr/bin", "usr/sbin", "vm"}
+
+// Base returns the records of the base archive: init as /init (mode 0755), busybox as /bin/busybox with /bin/sh
+// linked to it, /dev/console (char 5:1, needed before devtmpfs is mounted for the kernel to give /init a stdio),
+// and Dirs. Applet links other than sh are made in the guest by `busybox --install -s /bin`, from the guest's own
+// busybox.
+func Base(init, busybox []byte) []cpio.Record {
+	recs := make([]cpio.Record, 0, len(Dirs)+4)
+	for _, d := range Dirs {
+		mode := uint64(0o755)
+		if d == "tmp" {
+			mode = 0o1777
+		}
+		recs = append(recs, cpio.Directory(d, mode))
+	}
+	return append(recs,
+		cpio.CharDev("dev/console", 0o600, 5, 1),
+		file("init", init, 0o755),
+		file("bin/busybox", busybox, 0o755),
+		cpio.Symlink("bin/sh", "busybox"),
+	)
+}
+
+// Payload returns the records of the per-run archive: every file, directory and symlink under dir (permission
+// bits kept, owners dropped) below /payload, and runConfig as /vm/run.json. Files other than regular files,
+// directories and symlinks are an error.
+func Payload(dir string, runConfig []byte) ([]cpio.Record, error) {
+	var recs []cpio.Record
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		name := path.Join("payload", filepath.ToSlash(rel))
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case rel == ".":
+			return nil
+		case d.IsDir():
+			recs = append(recs, cpio.Directory(name, uint64(info.Mode().Perm())))
+		case d.Type()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			recs = append(recs, cpio.Symlink(name, target))
+		case d.Type().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			recs = append(recs, file(name, b, uint64(info.Mode().Perm())))
+		default:
+			return fmt.Errorf("payload %s: %s is not a regular file, directory or symlink", dir, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return append(recs, file("vm/run.json", runConfig, 0o644)), nil
+}
+
+func file(name string, b []byte, perm uint64) cpio.Record {
+	return cpio.StaticRecord(b, cpio.Info{Name: name, Mode: cpio.S_IFREG | perm})
+}
+
+// Write writes recs as one gzip'd newc archive with a trailer. Records are made reproducible and sorted by name,
+// and missing parent directories are added (the kernel does not create them).
+func Write(w io.Writer, recs []cpio.Record) error {
+	sorted := append([]cpio.Record(nil), recs...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	cpio.MakeAllReproducible(sorted)
+	zw, err := gzip.NewWriterLevel(w, gzip.BestSpeed)
+	if err != nil {
+		return err
+	}
+	rw := cpio.NewDedupWriter(cpio.Newc.Writer(zw))
+	if err := cpio.WriteRecordsAndDirs(rw, sorted); err != nil {
+		return fmt.Errorf("initramfs: %w", err)
+	}
+	if err := cpio.WriteTrailer(rw); err != nil {
+		return fmt.Errorf("initramfs: %w", err)
+	}
+	return zw.Close()
+}
+
+// Bytes is Write into memory.
+func Bytes(recs []cpio.Record) ([]byte, error) {
+	var b bytes.Buffer
+	err := Write(&b, recs)
+	return b.Bytes(), err
+}

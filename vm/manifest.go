@@ -1,0 +1,163 @@
+package vm
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+//go:embed kernels.json
+var manifestJSON []byte
+
+// Landlock states a kernel can be in, named as in confine's report (confine.report/v1 "landlock").
+const (
+	LandlockAvailable = "available" // landlock_create_ruleset(NULL, 0, VERSION) returns the ABI (>= 1)
+	LandlockAbsent    = "absent"    // not compiled in (kernels < 5.13, Debian 5.10): ENOSYS
+	LandlockDisabled  = "disabled"  // compiled in but left out of lsm=: EOPNOTSUPP
+)
+
+// Kernel is one entry of the matrix: a Debian kernel package pinned to a version, booted with optional extra kernel
+// command-line arguments.
+type Kernel struct {
+	ID       string `json:"id"`       // unique, e.g. "6.12-amd64", "6.12-amd64-disabled"
+	Arch     string `json:"arch"`     // Debian/Go architecture: amd64 or arm64
+	Package  string `json:"package"`  // linux-image-* (< 6.19) or linux-binary-* (>= 6.19)
+	Version  string `json:"version"`  // exact Debian version, as apt-cache madison prints it
+	Landlock string `json:"landlock"` // LandlockAvailable, LandlockAbsent or LandlockDisabled
+	ABI      int    `json:"abi"`      // expected landlock_create_ruleset VERSION result; 0 unless available
+	Cmdline  string `json:"cmdline,omitempty"`
+}
+
+// ExpectedABI renders the expectation the way the guest reports it: the ABI number, or "absent"/"disabled".
+func (k Kernel) ExpectedABI() string {
+	if k.Landlock == LandlockAvailable {
+		return fmt.Sprint(k.ABI)
+	}
+	return k.Landlock
+}
+
+// Package is a pinned Debian package (name, version).
+type Package struct {
+	Package string `json:"package"`
+	Version string `json:"version"`
+}
+
+// Manifest is the parsed kernels.json.
+type Manifest struct {
+	Schema     string   `json:"schema"`
+	Comment    string   `json:"comment"`
+	AptSources []string `json:"apt_sources"` // one-line-style apt sources; the archive key is the system's
+	Busybox    Package  `json:"busybox"`     // busybox-static, providing the guest's /bin/sh and applets
+	Kernels    []Kernel `json:"kernels"`
+}
+
+// Arches are the guest architectures the runner supports.
+var Arches = []string{"amd64", "arm64"}
+
+var idRe = regexp.MustCompile(`^[0-9a-z.+-]+$`)
+
+// Load parses and validates the embedded manifest.
+func Load() (*Manifest, error) { return Parse(manifestJSON) }
+
+// Parse parses and validates a manifest. Unknown keys, duplicate ids and inconsistent ABI/landlock pairs are errors.
+func Parse(b []byte) (*Manifest, error) {
+	var m Manifest
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("kernel manifest: %w", err)
+	}
+	if m.Schema != "confine.vm.kernels/v1" {
+		return nil, fmt.Errorf("kernel manifest: schema %q, want confine.vm.kernels/v1", m.Schema)
+	}
+	if len(m.AptSources) == 0 || m.Busybox.Package == "" || m.Busybox.Version == "" {
+		return nil, fmt.Errorf("kernel manifest: apt_sources and busybox are required")
+	}
+	seen := map[string]bool{}
+	for _, k := range m.Kernels {
+		switch {
+		case !idRe.MatchString(k.ID):
+			return nil, fmt.Errorf("kernel manifest: bad id %q", k.ID)
+		case seen[k.ID]:
+			return nil, fmt.Errorf("kernel manifest: duplicate id %q", k.ID)
+		case k.Arch != "amd64" && k.Arch != "arm64":
+			return nil, fmt.Errorf("kernel manifest: %s: arch %q, want amd64 or arm64", k.ID, k.Arch)
+		case !strings.HasPrefix(k.Package, "linux-image-") && !strings.HasPrefix(k.Package, "linux-binary-"):
+			return nil, fmt.Errorf("kernel manifest: %s: package %q is not linux-image-* or linux-binary-*", k.ID, k.Package)
+		case k.Version == "":
+			return nil, fmt.Errorf("kernel manifest: %s: version is required", k.ID)
+		case k.Landlock == LandlockAvailable && k.ABI < 1:
+			return nil, fmt.Errorf("kernel manifest: %s: landlock available needs abi >= 1", k.ID)
+		case (k.Landlock == LandlockAbsent || k.Landlock == LandlockDisabled) && k.ABI != 0:
+			return nil, fmt.Errorf("kernel manifest: %s: landlock %s needs abi 0", k.ID, k.Landlock)
+		case k.Landlock != LandlockAvailable && k.Landlock != LandlockAbsent && k.Landlock != LandlockDisabled:
+			return nil, fmt.Errorf("kernel manifest: %s: landlock %q, want available, absent or disabled", k.ID, k.Landlock)
+		}
+		seen[k.ID] = true
+	}
+	return &m, nil
+}
+
+// Select returns the kernels named by ids (all when ids is empty) whose arch is in arches (all when empty), in
+// manifest order. An unknown id or arch is an error naming it.
+func (m *Manifest) Select(ids, arches []string) ([]Kernel, error) {
+	want := map[string]bool{}
+	for _, id := range ids {
+		if !m.has(id) {
+			return nil, fmt.Errorf("unknown kernel %q (known: %s)", id, strings.Join(m.IDs(), ", "))
+		}
+		want[id] = true
+	}
+	archOK := map[string]bool{}
+	for _, a := range arches {
+		if a != "amd64" && a != "arm64" {
+			return nil, fmt.Errorf("unknown arch %q (known: amd64, arm64)", a)
+		}
+		archOK[a] = true
+	}
+	var out []Kernel
+	for _, k := range m.Kernels {
+		if (len(want) == 0 || want[k.ID]) && (len(archOK) == 0 || archOK[k.Arch]) {
+			out = append(out, k)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no kernel matches --kernels %s --arch %s", strings.Join(ids, ","), strings.Join(arches, ","))
+	}
+	return out, nil
+}
+
+// IDs lists every kernel id in manifest order.
+func (m *Manifest) IDs() []string {
+	ids := make([]string, len(m.Kernels))
+	for i, k := range m.Kernels {
+		ids[i] = k.ID
+	}
+	return ids
+}
+
+func (m *Manifest) has(id string) bool {
+	for _, k := range m.Kernels {
+		if k.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// Shard returns the i-th of n interleaved shards of ks (1 <= i <= n), so CI can spread the matrix over n runners.
+func Shard(ks []Kernel, i, n int) ([]Kernel, error) {
+	if n < 1 || i < 1 || i > n {
+		return nil, fmt.Errorf("bad shard %d/%d: want 1 <= i <= n", i, n)
+	}
+	var out []Kernel
+	for j, k := range ks {
+		if j%n == i-1 {
+			out = append(out, k)
+		}
+	}
+	return out, nil
+}
