@@ -1,0 +1,239 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/confine-dev/confine/sandbox/launch"
+	"github.com/confine-dev/confine/sandbox/report"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden.json")
+
+// fakeEnv selects a fake kernel in a re-executed test binary. Only the test binary reads it: the shipped
+// launcher has no such hook.
+const fakeEnv = "CONFINE_TEST_FAKE_KERNEL"
+
+// TestMain lets the test binary act as confine with a fake kernel: the real Exec stays, so if a refusal were
+// missed the sentinel command would really run.
+func TestMain(m *testing.M) {
+	if spec, ok := os.LookupEnv(fakeEnv); ok {
+		os.Exit(Main(os.Args[1:], newFake(spec), os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// fake answers what spec says ("abi=enosys,addrule=EINVAL,..."), and passes everything else to the host.
+type fake struct {
+	launch.Host
+	abi, errata                     int
+	abiErr, addErr, restrErr, scErr error
+	release                         string
+}
+
+func errno(name string) error {
+	for _, e := range []unix.Errno{unix.ENOSYS, unix.EOPNOTSUPP, unix.EINVAL, unix.EPERM, unix.E2BIG} {
+		if strings.EqualFold(unix.ErrnoName(e), name) || (name == "EOPNOTSUPP" && e == unix.EOPNOTSUPP) {
+			return e
+		}
+	}
+	panic("unknown errno " + name)
+}
+
+func newFake(spec string) *fake {
+	f := &fake{abi: -1, errata: 0}
+	for _, kv := range strings.Split(spec, ",") {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "abi":
+			if n, err := strconv.Atoi(v); err == nil {
+				f.abi = n
+			} else {
+				f.abiErr = errno(v)
+			}
+		case "errata":
+			f.errata, _ = strconv.Atoi(v)
+		case "addrule":
+			f.addErr = errno(v)
+		case "restrict":
+			f.restrErr = errno(v)
+		case "seccomp":
+			f.scErr = errno(v)
+		case "release":
+			f.release = v
+		}
+	}
+	return f
+}
+
+func (f *fake) CreateRuleset(handled uint64, flags uint32) (int, error) {
+	switch {
+	case flags == unix.LANDLOCK_CREATE_RULESET_VERSION && (f.abi >= 0 || f.abiErr != nil):
+		return f.abi, f.abiErr
+	case flags == unix.LANDLOCK_CREATE_RULESET_ERRATA && (f.abi >= 0 || f.abiErr != nil):
+		return f.errata, nil
+	}
+	return f.Host.CreateRuleset(handled, flags)
+}
+func (f *fake) AddPathBeneath(rs int, allowed uint64, fd int) error {
+	if f.addErr != nil {
+		return f.addErr
+	}
+	return f.Host.AddPathBeneath(rs, allowed, fd)
+}
+func (f *fake) RestrictSelf(rs int) error {
+	if f.restrErr != nil {
+		return f.restrErr
+	}
+	return f.Host.RestrictSelf(rs)
+}
+func (f *fake) SetSeccomp(prog []unix.SockFilter) error {
+	if f.scErr != nil {
+		return f.scErr
+	}
+	return f.Host.SetSeccomp(prog)
+}
+func (f *fake) OSRelease() string {
+	if f.release != "" {
+		return f.release
+	}
+	return "6.99.0-test"
+}
+
+type result struct {
+	status   int
+	stderr   string
+	report   map[string]any
+	raw      string
+	sentinel bool
+}
+
+// confine runs the test binary as confine with the fake kernel spec, a report on fd 3, and args in which
+// $W is a fresh worktree and $S a sentinel path that exists only if the command ran.
+func confine(t *testing.T, spec string, args ...string) result {
+	t.Helper()
+	w := t.TempDir()
+	sentinel := filepath.Join(w, "SENTINEL")
+	for i := range args {
+		args[i] = strings.NewReplacer("$W", w, "$S", sentinel).Replace(args[i])
+	}
+	rep, err := os.CreateTemp(t.TempDir(), "report")
+	require.NoError(t, err)
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), fakeEnv+"="+spec)
+	cmd.ExtraFiles = []*os.File{rep}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(rep.Name())
+	r := result{status: cmd.ProcessState.ExitCode(), stderr: stderr.String(),
+		raw: strings.ReplaceAll(string(raw), w, "$W")}
+	if len(raw) > 0 {
+		require.NoError(t, json.Unmarshal(raw, &r.report), "report: %s", raw)
+	}
+	_, err = os.Stat(sentinel)
+	r.sentinel = err == nil
+	return r
+}
+
+func requireLandlock(t *testing.T) {
+	t.Helper()
+	if p := launch.Probe(launch.Host{}); p.ABI < 1 {
+		t.Skipf("needs Landlock on the host kernel: %s", p.AutoReason)
+	}
+}
+
+func TestSentinelRunsWhenConfinementHolds(t *testing.T) {
+	requireLandlock(t)
+	r := confine(t, "", "--worktree", "$W", "--report-fd", "3", "--", "/bin/sh", "-c", ": > $S")
+	require.Equal(t, 0, r.status, r.stderr)
+	require.True(t, r.sentinel, "control: the sentinel mechanism must be able to see a run")
+	require.Equal(t, "exec", r.report["outcome"])
+}
+
+func TestFailClosed(t *testing.T) {
+	sh := []string{"--", "/bin/sh", "-c", ": > $S"}
+	cases := []struct {
+		name, spec string
+		args       []string
+		reason     report.Reason
+		needsLL    bool
+	}{
+		{"landlock absent", "abi=ENOSYS", nil, report.LandlockAbsent, false},
+		{"landlock disabled", "abi=EOPNOTSUPP", nil, report.LandlockDisabled, false},
+		{"landlock absent, explicit backend", "abi=ENOSYS", []string{"--backend", "landlock"}, report.LandlockAbsent, false},
+		{"bwrap asked for", "abi=7", []string{"--backend", "bwrap"}, report.BackendUnavailable, false},
+		{"wsl1", "release=4.4.0-19041-Microsoft", nil, report.WSL1, false},
+		{"rule fails", "abi=7,addrule=EINVAL", nil, report.Ruleset, true},
+		{"restrict fails", "abi=7,restrict=EPERM", nil, report.Ruleset, true},
+		{"seccomp fails", "abi=7,seccomp=EINVAL", nil, report.Seccomp, true},
+		{"missing worktree", "abi=7", []string{"--allow", "/nonexistent/confine-test"}, report.BadRoot, false},
+		{"symlinked allow", "abi=7", []string{"--allow", "/proc/self/cwd"}, report.BadRoot, false},
+		{"bad flag", "abi=7", []string{"--nope"}, report.Usage, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.needsLL {
+				requireLandlock(t)
+			}
+			args := append(append([]string{"--worktree", "$W", "--report-fd", "3"}, c.args...), sh...)
+			r := confine(t, c.spec, args...)
+			require.Equal(t, launch.ExitRefused, r.status, "stderr: %s", r.stderr)
+			require.False(t, r.sentinel, "the command ran")
+			require.Equal(t, "refused", r.report["outcome"], r.raw)
+			require.Equal(t, string(c.reason), r.report["reason"], r.raw)
+			for _, line := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+				require.True(t, strings.HasPrefix(line, "confine: "), "stderr line %q", line)
+			}
+		})
+	}
+}
+
+func TestReportGolden(t *testing.T) {
+	cases := map[string]struct {
+		spec    string
+		args    []string
+		needsLL bool
+	}{
+		"abi1":      {"abi=1,errata=0", []string{"--worktree", "$W", "--tty"}, true},
+		"abi3":      {"abi=3,errata=1", []string{"--worktree", "$W"}, true},
+		"abi7":      {"abi=7,errata=7", []string{"--worktree", "$W", "--allow", "/dev/zero"}, true},
+		"read-only": {"abi=6,errata=15", []string{"--mode", "read-only"}, true},
+		"absent":    {"abi=ENOSYS", []string{"--worktree", "$W"}, false},
+		"disabled":  {"abi=EOPNOTSUPP", []string{"--worktree", "$W"}, false},
+		"usage":     {"abi=7", []string{"--mode", "nope"}, false},
+		"wsl2-abi3": {"abi=3,errata=0,release=6.6.36.6-microsoft-standard-WSL2", []string{"--worktree", "$W"}, true},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			if c.needsLL {
+				requireLandlock(t)
+			}
+			r := confine(t, c.spec, append(append([]string{"--report-fd", "3"}, c.args...), "--", "/bin/true")...)
+			golden := filepath.Join("testdata", name+".golden.json")
+			var pretty bytes.Buffer
+			require.NoError(t, json.Indent(&pretty, []byte(r.raw), "", "  "), "raw %q, stderr %s", r.raw, r.stderr)
+			if *update {
+				require.NoError(t, os.WriteFile(golden, pretty.Bytes(), 0o644))
+			}
+			want, err := os.ReadFile(golden)
+			require.NoError(t, err, "run with -update to create it")
+			require.Equal(t, string(want), pretty.String())
+		})
+	}
+}

@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/confine-dev/confine/sandbox/launch"
+	"github.com/confine-dev/confine/sandbox/report"
+)
+
+func TestParseRejects(t *testing.T) {
+	cases := map[string]struct {
+		args   string
+		reason report.Reason
+	}{
+		"nothing":                {"", report.Usage},
+		"unknown flag":           {"--worktree /w --frobnicate -- true", report.Usage},
+		"single dash flag":       {"-worktree /w -- true", report.Usage},
+		"missing --":             {"--worktree /w true", report.Usage},
+		"missing -- no command":  {"--worktree /w", report.Usage},
+		"empty command":          {"--worktree /w --", report.Usage},
+		"relative worktree":      {"--worktree w -- true", report.BadRoot},
+		"dot-dot worktree":       {"--worktree /w/../etc -- true", report.BadRoot},
+		"trailing slash":         {"--worktree /w/ -- true", report.BadRoot},
+		"root is /":              {"--worktree / -- true", report.BadRoot},
+		"allow is /":             {"--worktree /w --allow / -- true", report.BadRoot},
+		"relative allow":         {"--worktree /w --allow x -- true", report.BadRoot},
+		"worktree twice":         {"--worktree /w --worktree /v -- true", report.Usage},
+		"mode twice":             {"--worktree /w --mode read-only --mode read-only -- true", report.Usage},
+		"backend twice":          {"--worktree /w --backend auto --backend=auto -- true", report.Usage},
+		"tty twice":              {"--worktree /w --tty --tty -- true", report.Usage},
+		"tty with value":         {"--worktree /w --tty=yes -- true", report.Usage},
+		"allow twice":            {"--worktree /w --allow /a --allow /a -- true", report.Usage},
+		"allow repeats worktree": {"--worktree /w --allow /w -- true", report.Usage},
+		"bad mode":               {"--worktree /w --mode write -- true", report.Usage},
+		"bad backend":            {"--worktree /w --backend seatbelt -- true", report.Usage},
+		"missing value":          {"--worktree -- true", report.Usage},
+		"value is a flag":        {"--worktree --tty -- true", report.Usage},
+		"empty value":            {"--worktree= -- true", report.Usage},
+		"no worktree":            {"-- true", report.Usage},
+		"allow in read-only":     {"--mode read-only --allow /a -- true", report.Usage},
+		"report-fd stdout":       {"--worktree /w --report-fd 1 -- true", report.BadReportFD},
+		"report-fd not a number": {"--worktree /w --report-fd x -- true", report.BadReportFD},
+		"report-fd padded":       {"--worktree /w --report-fd 03 -- true", report.BadReportFD},
+		"report-fd twice":        {"--worktree /w --report-fd 3 --report-fd 4 -- true", report.Usage},
+		"probe extra":            {"probe --yaml", report.Usage},
+		"version extra":          {"version now", report.Usage},
+		"bare --":                {"--worktree /w -- ", report.Usage},
+	}
+	for name, c := range cases {
+		_, _, err := Parse(strings.Fields(c.args))
+		require.Error(t, err, name)
+		require.Equal(t, c.reason, report.ReasonOf(err), "%s: %v", name, err)
+		require.NotContains(t, err.Error(), "\n", "%s: one line", name)
+	}
+	_, _, err := Parse([]string{"--worktree", "/w", "--", ""})
+	require.Equal(t, report.Usage, report.ReasonOf(err), "empty argv[0]")
+}
+
+func TestParseAccepts(t *testing.T) {
+	kind, cfg, err := Parse(strings.Fields("--worktree /w --allow /a --allow=/b --tty --report-fd=7 -- sh -c x --worktree"))
+	require.NoError(t, err)
+	require.Equal(t, Run, kind)
+	require.Equal(t, launch.Config{Worktree: "/w", Allow: []string{"/a", "/b"}, Mode: launch.WorkspaceWrite,
+		Backend: launch.Auto, ReportFD: 7, TTY: true, Argv: []string{"sh", "-c", "x", "--worktree"}}, cfg)
+
+	_, cfg, err = Parse(strings.Fields("--mode read-only -- true"))
+	require.NoError(t, err)
+	require.Equal(t, launch.ReadOnly, cfg.Mode)
+	require.Equal(t, -1, cfg.ReportFD)
+
+	for args, want := range map[string]Kind{"probe": Probe, "probe --json": ProbeJSON, "version": PrintVersion,
+		"--help": Help} {
+		kind, _, err := Parse(strings.Fields(args))
+		require.NoError(t, err, args)
+		require.Equal(t, want, kind, args)
+	}
+}
+
+func TestParseKeepsReportFDForTheRefusal(t *testing.T) {
+	_, cfg, err := Parse(strings.Fields("--report-fd 9 --bogus -- true"))
+	require.Error(t, err)
+	require.Equal(t, 9, cfg.ReportFD)
+}
+
+// FuzzParse checks that the parser never panics, and that whatever it accepts is well-formed.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"--worktree /w -- true", "--mode read-only -- sh -c x", "probe --json",
+		"--worktree=/a/b --allow /c --tty --report-fd 3 -- x", "--worktree /w --allow /w -- y", "-- --"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		args := strings.Split(line, " ")
+		kind, cfg, err := Parse(args)
+		if err != nil {
+			require.NotContains(t, err.Error(), "\n")
+			require.NotEqual(t, report.Internal, report.ReasonOf(err), "parse errors have a reason: %v", err)
+			return
+		}
+		if kind != Run {
+			return
+		}
+		require.NotEmpty(t, cfg.Argv)
+		require.NotEmpty(t, cfg.Argv[0])
+		require.Contains(t, []launch.Mode{launch.WorkspaceWrite, launch.ReadOnly}, cfg.Mode)
+		if cfg.Mode == launch.WorkspaceWrite {
+			require.NotEmpty(t, cfg.Worktree)
+		} else {
+			require.Empty(t, cfg.Allow)
+		}
+		for _, p := range append([]string{cfg.Worktree}, cfg.Allow...) {
+			if p != "" {
+				require.True(t, strings.HasPrefix(p, "/") && p != "/", "root %q", p)
+			}
+		}
+		require.True(t, cfg.ReportFD == -1 || cfg.ReportFD >= 3)
+	})
+}

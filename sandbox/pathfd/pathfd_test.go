@@ -1,0 +1,63 @@
+package pathfd
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestOpenKinds(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	for path, kind := range map[string]Kind{dir: Dir, file: File, "/dev/null": CharDev} {
+		r, err := Open(path)
+		require.NoError(t, err, path)
+		require.Equal(t, kind, r.Kind, path)
+		require.Equal(t, path, r.Path)
+		require.NoError(t, r.Close())
+	}
+}
+
+func TestOpenRefusesSymlinksAnywhere(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	require.NoError(t, os.Mkdir(real, 0o755))
+	require.NoError(t, os.Symlink(real, filepath.Join(dir, "link")))
+	_, err := Open(filepath.Join(dir, "link"))
+	require.ErrorIs(t, err, ErrBadPath, "a final symlink")
+	require.NoError(t, os.Mkdir(filepath.Join(real, "sub"), 0o755))
+	_, err = Open(filepath.Join(dir, "link", "sub"))
+	require.ErrorIs(t, err, ErrBadPath, "symlink in a middle component")
+	require.Contains(t, err.Error(), "symlink")
+}
+
+func TestOpenNoFollowFallbackAgrees(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.Symlink(dir, filepath.Join(dir, "link")))
+	fd, err := openNoFollow(dir)
+	require.NoError(t, err)
+	r, err := validate(dir, fd)
+	require.NoError(t, err)
+	require.Equal(t, Dir, r.Kind)
+	r.Close()
+	fd, err = openNoFollow(filepath.Join(dir, "link"))
+	require.NoError(t, err, "O_PATH|O_NOFOLLOW opens the link itself")
+	_, err = validate(filepath.Join(dir, "link"), fd)
+	require.ErrorIs(t, err, ErrBadPath)
+	_, err = openNoFollow(filepath.Join(dir, "link", "x"))
+	require.Error(t, err, "a middle symlink is not followed")
+}
+
+func TestOpenRefusesOddPaths(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, mkfifo(fifo))
+	for _, p := range []string{"", "rel", "/", dir + "/", dir + "/./x", dir + "/../x", "/a\x00b",
+		filepath.Join(dir, "missing"), fifo} {
+		_, err := Open(p)
+		require.ErrorIs(t, err, ErrBadPath, "%q", p)
+	}
+}
