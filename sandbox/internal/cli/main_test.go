@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,9 +26,20 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden.json")
 // launcher has no such hook.
 const fakeEnv = "CONFINE_TEST_FAKE_KERNEL"
 
+// truncateEnv makes the test binary, run as the confined command, call truncate(2) on its value.
+const truncateEnv = "CONFINE_TEST_TRUNCATE"
+
 // TestMain lets the test binary act as confine with a fake kernel: the real Exec stays, so if a refusal were
 // missed the sentinel command would really run.
 func TestMain(m *testing.M) {
+	if path, ok := os.LookupEnv(truncateEnv); ok { // the confined command: one truncate(2) by path
+		if err := unix.Truncate(path, 0); err != nil {
+			fmt.Println(unix.ErrnoName(err.(unix.Errno)))
+			os.Exit(1)
+		}
+		fmt.Println("truncated")
+		os.Exit(0)
+	}
 	if spec, ok := os.LookupEnv(fakeEnv); ok {
 		os.Exit(Main(os.Args[1:], newFake(spec), os.Stdout, os.Stderr))
 	}
@@ -236,4 +248,40 @@ func TestReportGolden(t *testing.T) {
 			require.Equal(t, string(want), pretty.String())
 		})
 	}
+}
+
+// An older ABI answer makes the launcher build that ABI's ruleset on this kernel, which enforces it as such:
+// any domain denies cross-directory rename unless REFER is granted, and truncate is left to seccomp below 3.
+func TestOlderABIRulesetsOnThisKernel(t *testing.T) {
+	requireLandlock(t)
+	// ln has no copy fallback on EXDEV, unlike mv.
+	script := `cd "$0" && mkdir a b && echo x > a/f && ln a/f a/g && echo same-dir-ok && ln a/g b/g && echo cross-dir-ok`
+	r := confine(t, "abi=1", "--worktree", "$W", "--", "/bin/sh", "-c", script, "$W")
+	require.NotEqual(t, 0, r.status)
+	require.Equal(t, "same-dir-ok\n", stdoutOf(t, "abi=1", script))
+	require.Equal(t, "same-dir-ok\ncross-dir-ok\n", stdoutOf(t, "abi=2", script))
+
+	require.Equal(t, "EPERM\n", truncateIn(t, "abi=2"), "ABI 2: truncate(2) is denied by seccomp, even inside")
+	require.Equal(t, "truncated\n", truncateIn(t, "abi=3"), "ABI 3: Landlock allows TRUNCATE inside")
+}
+
+func truncateIn(t *testing.T, spec string) string {
+	t.Helper()
+	w := t.TempDir()
+	f := filepath.Join(w, "f")
+	require.NoError(t, os.WriteFile(f, []byte("x"), 0o644))
+	// env(1) gives only the confined child the helper variable, and takes the fake kernel away from it.
+	cmd := exec.Command(os.Args[0], "--worktree", w, "--", "env", "-u", fakeEnv, truncateEnv+"="+f, os.Args[0])
+	cmd.Env = append(os.Environ(), fakeEnv+"="+spec)
+	out, _ := cmd.Output()
+	return string(out)
+}
+
+func stdoutOf(t *testing.T, spec, script string) string {
+	t.Helper()
+	w := t.TempDir()
+	cmd := exec.Command(os.Args[0], "--worktree", w, "--", "/bin/sh", "-c", script, w)
+	cmd.Env = append(os.Environ(), fakeEnv+"="+spec)
+	out, _ := cmd.Output()
+	return string(out)
 }

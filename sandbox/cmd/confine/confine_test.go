@@ -1,0 +1,253 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/confine-dev/confine/sandbox/launch"
+)
+
+// These tests run the real, statically built launcher on the host kernel, as a user would.
+
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "confine-bin")
+	if err != nil {
+		panic(err)
+	}
+	bin = filepath.Join(dir, "confine")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building confine: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func requireLandlock(t *testing.T) int {
+	t.Helper()
+	p := launch.Probe(launch.Host{})
+	if p.ABI < 1 {
+		t.Skipf("needs Landlock on the host kernel (%s): %s", p.Kernel, p.AutoReason)
+	}
+	return p.ABI
+}
+
+type run struct {
+	status         int
+	signal         syscall.Signal
+	stdout, stderr string
+}
+
+// sandbox makes a worktree and an outside directory beside it (not under /tmp, which is writable by default).
+func sandbox(t *testing.T) (worktree, outside string) {
+	t.Helper()
+	base, err := os.MkdirTemp("/var/tmp", "confine-it")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	worktree, outside = filepath.Join(base, "worktree"), filepath.Join(base, "outside")
+	require.NoError(t, os.Mkdir(worktree, 0o755))
+	require.NoError(t, os.Mkdir(outside, 0o755))
+	return worktree, outside
+}
+
+func confine(t *testing.T, stdin string, env []string, args ...string) run {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	r := run{status: ws.ExitStatus(), stdout: out.String(), stderr: errb.String()}
+	if ws.Signaled() {
+		r.signal = ws.Signal()
+	}
+	return r
+}
+
+func sh(worktree, script string) []string {
+	return []string{"--worktree", worktree, "--", "/bin/sh", "-c", script}
+}
+
+func TestWriteOutsideIsDeniedAndInsideWorks(t *testing.T) {
+	requireLandlock(t)
+	w, out := sandbox(t)
+	r := confine(t, "", []string{"HOME=" + out}, sh(w, `echo x > "$HOME/outside"`)...)
+	require.NotEqual(t, 0, r.status)
+	require.Contains(t, r.stderr, "Permission denied")
+	require.NoFileExists(t, filepath.Join(out, "outside"))
+
+	r = confine(t, "", []string{"HOME=" + w}, sh(w, `echo x > "$HOME/inside"`)...)
+	require.Equal(t, 0, r.status, r.stderr)
+	require.FileExists(t, filepath.Join(w, "inside"))
+}
+
+func TestRemoveOutsideFailsAtTheKernel(t *testing.T) {
+	requireLandlock(t)
+	w, out := sandbox(t)
+	victim := filepath.Join(out, "tree", "victim")
+	require.NoError(t, os.MkdirAll(filepath.Dir(victim), 0o755))
+	require.NoError(t, os.WriteFile(victim, []byte("keep"), 0o644))
+	// The path is assembled at run time and reached through cd, so no string check could see it.
+	r := confine(t, "", []string{"P1=" + filepath.Dir(out), "P2=" + filepath.Base(out)},
+		sh(w, `cd "$P1" && cd "$P2" && rm -fr tree; rm -fr "$P1/$P2/tree"`)...)
+	require.NotEqual(t, 0, r.status)
+	require.Contains(t, r.stderr, "Permission denied")
+	b, err := os.ReadFile(victim)
+	require.NoError(t, err)
+	require.Equal(t, "keep", string(b))
+}
+
+func TestDevNullWorksAndOtherDevNodesDoNot(t *testing.T) {
+	requireLandlock(t)
+	w, _ := sandbox(t)
+	r := confine(t, "", nil, sh(w, `echo a > /dev/null && echo b >> /dev/null && : > /dev/null && echo ok`)...)
+	require.Equal(t, 0, r.status, r.stderr)
+	require.Equal(t, "ok\n", r.stdout)
+	name := fmt.Sprintf("/dev/confine-test-%d", os.Getpid())
+	r = confine(t, "", nil, sh(w, "echo x > "+name)...)
+	require.NotEqual(t, 0, r.status)
+	require.NoFileExists(t, name)
+	if _, err := os.Stat("/dev/shm"); err == nil {
+		r = confine(t, "", nil, sh(w, "echo x > /dev/shm/confine-test")...)
+		require.NotEqual(t, 0, r.status, "/dev/shm stays unwritable")
+		require.NoFileExists(t, "/dev/shm/confine-test")
+	}
+}
+
+func TestSymlinkInsideTheWorktreeGrantsNothing(t *testing.T) {
+	requireLandlock(t)
+	w, out := sandbox(t)
+	require.NoError(t, os.Symlink(out, filepath.Join(w, "escape")))
+	r := confine(t, "", []string{"W=" + w}, sh(w, `cd "$W" && { echo x > escape/file; mkdir escape/dir; ln -s x escape/sym; }`)...)
+	require.NotEqual(t, 0, r.status)
+	entries, err := os.ReadDir(out)
+	require.NoError(t, err)
+	require.Empty(t, entries, "something landed outside through the symlink")
+}
+
+func TestMetadataOutsideIsUnchanged(t *testing.T) {
+	requireLandlock(t)
+	w, out := sandbox(t)
+	f := filepath.Join(out, "f")
+	require.NoError(t, os.WriteFile(f, []byte("x"), 0o644))
+	var before syscall.Stat_t
+	require.NoError(t, syscall.Stat(f, &before))
+	r := confine(t, "", nil, sh(w, fmt.Sprintf(`chmod 600 %[1]s; touch -d 2001-01-01 %[1]s; ln %[1]s hard; mv %[1]s .; truncate -s0 %[1]s`, f))...)
+	require.NotEqual(t, 0, r.status)
+	var after syscall.Stat_t
+	require.NoError(t, syscall.Stat(f, &after))
+	require.Equal(t, before, after, "mode, owner, size, times or link count changed outside")
+}
+
+func TestCrossDirectoryRenameInsideFollowsTheABI(t *testing.T) {
+	abi := requireLandlock(t)
+	w, _ := sandbox(t)
+	r := confine(t, "", []string{"W=" + w}, sh(w, `cd "$W" && mkdir a b && echo x > a/f && ln a/f a/g && ln a/g b/g`)...)
+	if abi >= 2 {
+		require.Equal(t, 0, r.status, r.stderr)
+		require.FileExists(t, filepath.Join(w, "b", "g"))
+	} else {
+		require.NotEqual(t, 0, r.status, "ABI 1 denies cross-directory rename with EXDEV")
+		require.FileExists(t, filepath.Join(w, "a", "g"), "a rename inside one directory still works")
+	}
+}
+
+func TestReadOnlyMode(t *testing.T) {
+	requireLandlock(t)
+	w, _ := sandbox(t)
+	r := confine(t, "", nil, "--worktree", w, "--mode", "read-only", "--", "/bin/sh", "-c",
+		`cat /etc/hostname >/dev/null && echo x > /tmp/confine-ro-$$ && rm /tmp/confine-ro-$$ && echo x > `+w+`/f`)
+	require.NotEqual(t, 0, r.status)
+	require.Contains(t, r.stderr, "Permission denied")
+	require.NoFileExists(t, filepath.Join(w, "f"))
+}
+
+func TestExitStatusSignalsAndStdioPassThrough(t *testing.T) {
+	requireLandlock(t)
+	w, _ := sandbox(t)
+	for _, code := range []int{0, 1, 2, 42, 124, 125, 126, 127, 128, 255} {
+		r := confine(t, "", nil, sh(w, fmt.Sprintf("exit %d", code))...)
+		require.Equal(t, code, r.status, "exit %d", code)
+	}
+	r := confine(t, "", nil, sh(w, "kill -TERM $$")...)
+	require.Equal(t, syscall.SIGTERM, r.signal, "the command's own signal death")
+	r = confine(t, "", nil, sh(w, "kill -KILL $$")...)
+	require.Equal(t, syscall.SIGKILL, r.signal)
+	r = confine(t, "hello stdin", nil, sh(w, "cat; echo err >&2")...)
+	require.Equal(t, "hello stdin", r.stdout)
+	require.Equal(t, "err\n", r.stderr)
+}
+
+func TestNotFoundAndNotExecutable(t *testing.T) {
+	requireLandlock(t)
+	w, _ := sandbox(t)
+	r := confine(t, "", nil, "--worktree", w, "--", "confine-no-such-command")
+	require.Equal(t, 127, r.status)
+	require.Equal(t, "confine: confine-no-such-command: command not found\n", r.stderr)
+	r = confine(t, "", nil, "--worktree", w, "--", "/etc/hostname")
+	require.Equal(t, 126, r.status, r.stderr)
+	r = confine(t, "", []string{"PATH=/nonexistent:/usr/bin:/bin"}, "--worktree", w, "--", "true")
+	require.Equal(t, 0, r.status, "PATH lookup: %s", r.stderr)
+}
+
+func TestDescriptorsAreNotInherited(t *testing.T) {
+	requireLandlock(t)
+	w, out := sandbox(t)
+	leak, err := os.Create(filepath.Join(out, "leak"))
+	require.NoError(t, err)
+	defer leak.Close()
+	cmd := exec.Command(bin, sh(w, `echo escaped >&3`)...)
+	cmd.ExtraFiles = []*os.File{leak} // fd 3, open for writing outside the worktree
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	require.Error(t, cmd.Run())
+	b, err := os.ReadFile(leak.Name())
+	require.NoError(t, err)
+	require.Empty(t, b, "an inherited descriptor let the command write outside")
+	require.Contains(t, errb.String(), "3")
+}
+
+func TestReportOnDescriptor(t *testing.T) {
+	abi := requireLandlock(t)
+	w, _ := sandbox(t)
+	rf, err := os.CreateTemp(t.TempDir(), "report")
+	require.NoError(t, err)
+	cmd := exec.Command(bin, "--worktree", w, "--report-fd", "3", "--", "/bin/sh", "-c", "echo hi >&3 2>/dev/null; true")
+	cmd.ExtraFiles = []*os.File{rf}
+	require.NoError(t, cmd.Run())
+	b, err := os.ReadFile(rf.Name())
+	require.NoError(t, err)
+	var rep struct {
+		Schema, Outcome string
+		ABI             int
+		Rules           []struct{ Path, Type string }
+	}
+	require.NoError(t, json.Unmarshal(b, &rep), "%s", b)
+	require.Equal(t, "confine.report/v1", rep.Schema)
+	require.Equal(t, "exec", rep.Outcome)
+	require.Equal(t, abi, rep.ABI)
+	require.Equal(t, w, rep.Rules[0].Path)
+	require.Equal(t, 1, strings.Count(string(b), "\n"), "one line, and nothing from the command: the "+
+		"report descriptor is closed before exec")
+}
