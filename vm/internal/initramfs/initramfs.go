@@ -38,16 +38,15 @@ func Base(init, busybox []byte) []cpio.Record {
 	}
 	return append(recs,
 		cpio.CharDev("dev/console", 0o600, 5, 1),
-		file("init", init, 0o755),
-		file("bin/busybox", busybox, 0o755),
+		File("init", init, 0o755),
+		File("bin/busybox", busybox, 0o755),
 		cpio.Symlink("bin/sh", "busybox"),
 	)
 }
 
-// Payload returns the records of the per-run archive: every file, directory and symlink under dir (permission
-// bits kept, owners dropped) below /payload, and runConfig as /vm/run.json. Files other than regular files,
-// directories and symlinks are an error.
-func Payload(dir string, runConfig []byte) ([]cpio.Record, error) {
+// Payload returns the records of the payload archive: every file, directory and symlink under dir (permission
+// bits kept, owners dropped) below /payload. Files other than regular files, directories and symlinks are an error.
+func Payload(dir string) ([]cpio.Record, error) {
 	var recs []cpio.Record
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -78,19 +77,17 @@ func Payload(dir string, runConfig []byte) ([]cpio.Record, error) {
 			if err != nil {
 				return err
 			}
-			recs = append(recs, file(name, b, uint64(info.Mode().Perm())))
+			recs = append(recs, File(name, b, uint64(info.Mode().Perm())))
 		default:
 			return fmt.Errorf("payload %s: %s is not a regular file, directory or symlink", dir, rel)
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return append(recs, file("vm/run.json", runConfig, 0o644)), nil
+	return recs, err
 }
 
-func file(name string, b []byte, perm uint64) cpio.Record {
+// File is a regular file record; name is relative to / ("vm/run.json").
+func File(name string, b []byte, perm uint64) cpio.Record {
 	return cpio.StaticRecord(b, cpio.Info{Name: name, Mode: cpio.S_IFREG | perm})
 }
 

@@ -25,13 +25,13 @@ func payloadDir(t *testing.T) string {
 
 func TestReproducible(t *testing.T) {
 	dir := payloadDir(t)
-	recs1, err := Payload(dir, []byte(`{"nonce":"x"}`))
+	recs1, err := Payload(dir)
 	require.NoError(t, err)
 	a, err := Bytes(recs1)
 	require.NoError(t, err)
 	// Different mtimes on disk must not change the archive.
 	require.NoError(t, os.Chtimes(filepath.Join(dir, "tool"), time0, time0))
-	recs2, err := Payload(dir, []byte(`{"nonce":"x"}`))
+	recs2, err := Payload(dir)
 	require.NoError(t, err)
 	b, err := Bytes(recs2)
 	require.NoError(t, err)
@@ -45,9 +45,10 @@ func TestReproducible(t *testing.T) {
 
 // TestReadBackUroot reads the archive with u-root's newc reader and checks names, modes and contents.
 func TestReadBackUroot(t *testing.T) {
-	recs, err := Payload(payloadDir(t), []byte("cfg"))
+	recs, err := Payload(payloadDir(t))
 	require.NoError(t, err)
 	recs = append(recs, Base([]byte("INIT"), []byte("BUSYBOX"))...)
+	recs = append(recs, File("vm/run.json", []byte("cfg"), 0o644))
 	gz, err := Bytes(recs)
 	require.NoError(t, err)
 	zr, err := gzip.NewReader(bytes.NewReader(gz))
@@ -98,9 +99,9 @@ func TestReadBackGNUCpio(t *testing.T) {
 		}
 		t.Skip("skipped: GNU cpio not found (make vm-deps installs it)")
 	}
-	recs, err := Payload(payloadDir(t), []byte("cfg"))
+	recs, err := Payload(payloadDir(t))
 	require.NoError(t, err)
-	gz, err := Bytes(recs)
+	gz, err := Bytes(append(recs, File("vm/run.json", []byte("cfg"), 0o644)))
 	require.NoError(t, err)
 	zr, err := gzip.NewReader(bytes.NewReader(gz))
 	require.NoError(t, err)
@@ -127,6 +128,6 @@ func TestReadBackGNUCpio(t *testing.T) {
 func TestPayloadRejectsFifo(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, mkfifo(filepath.Join(dir, "pipe")))
-	_, err := Payload(dir, nil)
+	_, err := Payload(dir)
 	assert.ErrorContains(t, err, "not a regular file")
 }

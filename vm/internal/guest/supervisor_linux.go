@@ -1,0 +1,229 @@
+package guest
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/confine-dev/confine/vm/internal/console"
+	"github.com/confine-dev/confine/vm/internal/landlockabi"
+)
+
+// Main is the guest's PID 1. It never returns: whatever happens, it syncs and powers the VM off (the kernel runs
+// with panic=-1 and QEMU with -no-reboot, so a failure to power off still ends QEMU).
+func Main() {
+	out := os.Stdout // the kernel opened /dev/console for init
+	defer powerOff()
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(out, "vm-init: panic: %v\n", r)
+		}
+	}()
+	cfg, err := readConfig()
+	if err != nil {
+		fmt.Fprintf(out, "vm-init: %v\n", err)
+		return
+	}
+	m := console.NewMarkers(cfg.Nonce)
+	res := console.Result{Exit: -1}
+	if err := setup(out); err != nil {
+		res.Error = err.Error()
+	}
+	res.Landlock, res.ABI = landlockabi.Probe()
+	var uts unix.Utsname
+	if unix.Uname(&uts) == nil {
+		res.Release = unix.ByteSliceToString(uts.Release[:])
+	}
+	out.Write(m.Begin())
+	if res.Error == "" {
+		run(cfg, m, out, &res)
+	} else {
+		res.StdoutSHA256 = hex.EncodeToString(sha256.New().Sum(nil))
+	}
+	res.Uptime = uptime()
+	out.Write(m.ResultLine(res))
+	out.Write(m.End())
+}
+
+func readConfig() (Config, error) {
+	var c Config
+	b, err := os.ReadFile(ConfigPath)
+	if err != nil {
+		return c, fmt.Errorf("read run config: %w", err)
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		return c, fmt.Errorf("parse %s: %w", ConfigPath, err)
+	}
+	if c.Nonce == "" || len(c.Argv) == 0 || c.Timeout <= 0 {
+		return c, fmt.Errorf("%s: nonce, argv and timeout are required", ConfigPath)
+	}
+	return c, nil
+}
+
+type mount struct {
+	source, target, fstype string
+	flags                  uintptr
+	data                   string
+	optional               bool
+}
+
+var mounts = []mount{
+	{"devtmpfs", "/dev", "devtmpfs", unix.MS_NOSUID, "mode=0755", false},
+	{"proc", "/proc", "proc", unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC, "", false},
+	{"sysfs", "/sys", "sysfs", unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC, "", false},
+	{"securityfs", "/sys/kernel/security", "securityfs", unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC, "", false},
+	{"tmpfs", "/tmp", "tmpfs", unix.MS_NOSUID | unix.MS_NODEV, "mode=1777", false},
+	{"devpts", "/dev/pts", "devpts", unix.MS_NOSUID | unix.MS_NOEXEC, "mode=0620,ptmxmode=0666", true},
+	{"tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID | unix.MS_NODEV, "mode=1777", true},
+}
+
+// setup turns the initramfs into a real mount (pivot_root, which bwrap needs, refuses the rootfs itself: bind it
+// onto /newroot, move that onto /, chroot), mounts the filesystems, sets the console to raw output (no \n -> \r\n,
+// so payload bytes arrive unchanged) and installs the busybox applet links.
+func setup(out io.Writer) error {
+	if err := unix.Mount("/", "/newroot", "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("bind / on /newroot: %w", err)
+	}
+	if err := unix.Chdir("/newroot"); err != nil {
+		return fmt.Errorf("chdir /newroot: %w", err)
+	}
+	if err := unix.Mount(".", "/", "", unix.MS_MOVE, ""); err != nil {
+		return fmt.Errorf("move /newroot to /: %w", err)
+	}
+	if err := unix.Chroot("."); err != nil {
+		return fmt.Errorf("chroot: %w", err)
+	}
+	if err := unix.Chdir("/"); err != nil {
+		return err
+	}
+	for _, m := range mounts {
+		if err := os.MkdirAll(m.target, 0o755); err != nil && !m.optional {
+			return err
+		}
+		if err := unix.Mount(m.source, m.target, m.fstype, m.flags, m.data); err != nil {
+			if m.optional {
+				fmt.Fprintf(out, "vm-init: mount %s: %v (optional, continuing)\n", m.target, err)
+				continue
+			}
+			return fmt.Errorf("mount %s on %s: %w", m.fstype, m.target, err)
+		}
+	}
+	if t, err := unix.IoctlGetTermios(1, unix.TCGETS); err == nil {
+		t.Oflag &^= unix.OPOST
+		if err := unix.IoctlSetTermios(1, unix.TCSETS, t); err != nil {
+			return fmt.Errorf("console raw output: %w", err)
+		}
+	}
+	if msg, err := exec.Command("/bin/busybox", "--install", "-s", "/bin").CombinedOutput(); err != nil {
+		return fmt.Errorf("busybox --install: %v: %s", err, strings.TrimSpace(string(msg)))
+	}
+	return nil
+}
+
+// run starts the payload in its own process group with stdout on a pipe, relays each stdout line as a console
+// output record, and kills the whole group at the timeout or once the payload has exited.
+func run(cfg Config, m console.Markers, out io.Writer, res *console.Result) {
+	sum := sha256.New()
+	defer func() { res.StdoutSHA256 = hex.EncodeToString(sum.Sum(nil)) }()
+	r, w, err := os.Pipe()
+	if err != nil {
+		res.Error = fmt.Sprintf("pipe: %v", err)
+		return
+	}
+	cmd := exec.Command(cfg.Argv[0], cfg.Argv[1:]...)
+	cmd.Dir = "/tmp"
+	cmd.Env = append([]string{"PATH=/bin:/sbin:/usr/bin:/usr/sbin", "HOME=/root", "TERM=dumb"}, cfg.Env...)
+	cmd.Stdout = w
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		w.Close()
+		r.Close()
+		res.Error = fmt.Sprintf("start %s: %v", cfg.Argv[0], err)
+		return
+	}
+	w.Close()
+	relayed := make(chan struct{})
+	go func() {
+		defer close(relayed)
+		br := bufio.NewReaderSize(r, 64<<10)
+		for {
+			line, err := br.ReadBytes('\n')
+			if len(line) > 0 {
+				line = []byte(strings.TrimSuffix(string(line), "\n"))
+				sum.Write(line)
+				sum.Write([]byte{'\n'})
+				res.Lines++
+				out.Write(m.Output(line))
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var werr error
+	select {
+	case werr = <-done:
+	case <-ctx.Done():
+		res.TimedOut = true
+		unix.Kill(-cmd.Process.Pid, unix.SIGKILL)
+		werr = <-done
+	}
+	res.Seconds = time.Since(start).Seconds()
+	// Stragglers in the payload's group would hold the pipe open: end them, then drain what they wrote.
+	unix.Kill(-cmd.Process.Pid, unix.SIGKILL)
+	select {
+	case <-relayed:
+	case <-time.After(5 * time.Second):
+		r.Close()
+		<-relayed
+		res.Error = "payload stdout still open 5s after exit (a process outside its group holds it)"
+	}
+	res.Exit = cmd.ProcessState.ExitCode()
+	var ee *exec.ExitError
+	if errors.As(werr, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			res.Signal = unix.SignalName(ws.Signal())
+		}
+	} else if werr != nil {
+		res.Error = werr.Error()
+	}
+	if res.TimedOut {
+		res.Error = fmt.Sprintf("guest timeout: payload killed after %s", cfg.Timeout)
+	}
+}
+
+func uptime() float64 {
+	b, err := os.ReadFile("/proc/uptime")
+	if err != nil {
+		return 0
+	}
+	var up float64
+	fmt.Sscanf(string(b), "%f", &up)
+	return up
+}
+
+func powerOff() {
+	unix.Sync()
+	unix.Reboot(unix.LINUX_REBOOT_CMD_POWER_OFF)
+	for { // reboot failed: exiting would panic the kernel, which panic=-1 turns into a QEMU exit anyway
+		time.Sleep(time.Hour)
+	}
+}

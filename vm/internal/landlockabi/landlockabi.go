@@ -1,0 +1,34 @@
+// Package landlockabi asks the running kernel which Landlock ABI it supports.
+package landlockabi
+
+import (
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// Probe calls landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) (uapi linux/landlock.h, Linux 5.13)
+// and classifies the answer as confine's report does: ("available", ABI) on success, ("absent", 0) on ENOSYS (not
+// compiled in), ("disabled", 0) on EOPNOTSUPP (compiled in, left out of lsm=), and ("error: <errno>", 0) otherwise.
+func Probe() (state string, abi int) {
+	r, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	switch {
+	case errno == 0:
+		return "available", int(r)
+	case errors.Is(errno, unix.ENOSYS):
+		return "absent", 0
+	case errors.Is(errno, unix.EOPNOTSUPP):
+		return "disabled", 0
+	default:
+		return fmt.Sprintf("error: %s", unix.ErrnoName(errno)), 0
+	}
+}
+
+// Render formats a probe result the way the matrix table shows it: the ABI number when available, else the state.
+func Render(state string, abi int) string {
+	if state == "available" {
+		return fmt.Sprint(abi)
+	}
+	return state
+}

@@ -1,0 +1,181 @@
+package qemu
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Hang errors: the host-side layers that end a boot the guest did not end itself.
+var (
+	ErrDeadline = errors.New("host deadline exceeded")
+	ErrSilent   = errors.New("no console output")
+)
+
+// HangError says which host layer killed QEMU and after how long.
+type HangError struct {
+	Kind  error         // ErrDeadline or ErrSilent
+	After time.Duration // the limit that was hit
+}
+
+func (e *HangError) Error() string { return fmt.Sprintf("%v for %s: QEMU killed", e.Kind, e.After) }
+func (e *HangError) Unwrap() error { return e.Kind }
+
+// ExitError is QEMU exiting non-zero (bad arguments, unusable accelerator, …).
+type ExitError struct {
+	Code   int
+	Stderr string // last lines of QEMU's stderr
+}
+
+func (e *ExitError) Error() string {
+	return fmt.Sprintf("QEMU exited with status %d: %s", e.Code, e.Stderr)
+}
+
+// Limits bound one boot.
+type Limits struct {
+	Deadline time.Duration // whole boot, QEMU start to exit
+	Silence  time.Duration // longest stretch with no console output
+}
+
+// Boot runs QEMU for spec, copying the serial console to console until QEMU exits, and returns nil when it exits
+// with status 0 (guest power-off, or a panic with panic=-1 and -no-reboot). Otherwise it returns a *HangError
+// (QEMU killed by a host limit), an *ExitError, ctx's error, or a start error naming the binary.
+// console is written from one goroutine.
+func Boot(ctx context.Context, spec Spec, lim Limits, console io.Writer) error {
+	bin, args, err := spec.Cmdline()
+	if err != nil {
+		return err
+	}
+	path, err := exec.LookPath(bin)
+	if err != nil {
+		return fmt.Errorf("%s not found (make vm-deps installs QEMU): %w", bin, err)
+	}
+	cmd := exec.Command(path, args...)
+	var stderr tailBuffer
+	cmd.Stderr = &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", bin, err)
+	}
+
+	var last atomic.Int64
+	last.Store(time.Now().UnixNano())
+	var killedBy atomic.Pointer[error]
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // deadline, silence and cancellation
+		defer wg.Done()
+		deadline := time.NewTimer(lim.Deadline)
+		defer deadline.Stop()
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		kill := func(e error) {
+			killedBy.Store(&e)
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // QEMU keeps no state worth a clean shutdown
+		}
+		for {
+			select {
+			case <-stop:
+				return
+			case <-ctx.Done():
+				kill(ctx.Err())
+				return
+			case <-deadline.C:
+				kill(&HangError{Kind: ErrDeadline, After: lim.Deadline})
+				return
+			case <-tick.C:
+				if lim.Silence > 0 && time.Since(time.Unix(0, last.Load())) > lim.Silence {
+					kill(&HangError{Kind: ErrSilent, After: lim.Silence})
+					return
+				}
+			}
+		}
+	}()
+	buf := make([]byte, 32<<10)
+	var werr error
+	for {
+		n, rerr := stdout.Read(buf)
+		if n > 0 {
+			last.Store(time.Now().UnixNano())
+			if werr == nil {
+				_, werr = console.Write(buf[:n])
+			}
+		}
+		if rerr != nil {
+			break
+		}
+	}
+	err = cmd.Wait()
+	close(stop)
+	wg.Wait()
+	if k := killedBy.Load(); k != nil {
+		return *k
+	}
+	if werr != nil {
+		return fmt.Errorf("console: %w", werr)
+	}
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return &ExitError{Code: ee.ExitCode(), Stderr: stderr.tail(3)}
+		}
+		return err
+	}
+	return nil
+}
+
+// KVMUsable reports whether a KVM boot is worth probing for a guest arch: same arch as the host and /dev/kvm
+// opens read-write. It does not prove KVM can run the guest (a nested or paravirtual /dev/kvm may not): only a
+// probe boot does.
+func KVMUsable(arch string) (bool, string) {
+	if arch != runtime.GOARCH {
+		return false, fmt.Sprintf("guest %s on a %s host", arch, runtime.GOARCH)
+	}
+	f, err := os.OpenFile("/dev/kvm", os.O_RDWR, 0)
+	if err != nil {
+		return false, fmt.Sprintf("/dev/kvm: %v", err)
+	}
+	f.Close()
+	return true, ""
+}
+
+// tailBuffer keeps the last 64 KiB written to it.
+type tailBuffer struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > 64<<10 {
+		t.b = t.b[len(t.b)-64<<10:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) tail(n int) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lines := strings.Split(strings.TrimSpace(string(bytes.TrimSpace(t.b))), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}

@@ -1,0 +1,99 @@
+package runner
+
+import (
+	"encoding/xml"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Results of one kernel.
+const (
+	OK    = "ok"    // the payload exited 0 and the kernel reported the expected Landlock state
+	Fail  = "fail"  // the payload failed, timed out in the guest, or the Landlock state differs from the manifest
+	Infra = "infra" // the outcome is unknown: no verified result came back (hang, panic, QEMU error, corruption)
+)
+
+// Record is <id>.json: what happened on one kernel. Schema confine.vm.result/v1.
+type Record struct {
+	Schema           string   `json:"schema"`
+	Kernel           string   `json:"kernel"`  // manifest id, or custom-<arch> for --kernel PATH
+	Package          string   `json:"package"` // Debian package and version; empty for --kernel PATH
+	Version          string   `json:"version"`
+	Image            string   `json:"image"` // kernel image path in the cache
+	ImageSHA256      string   `json:"image_sha256"`
+	Release          string   `json:"release"` // uname -r in the guest
+	Arch             string   `json:"arch"`
+	Accel            string   `json:"accel"` // kvm or tcg
+	CmdlineExtra     string   `json:"cmdline_extra"`
+	ExpectedLandlock string   `json:"expected_landlock"` // from the manifest; empty for --kernel PATH
+	ExpectedABI      int      `json:"expected_abi"`
+	Landlock         string   `json:"landlock"` // what the guest supervisor's probe found
+	ABI              int      `json:"abi"`
+	Exit             int      `json:"exit"` // payload exit status; -1 if it did not exit normally
+	Result           string   `json:"result"`
+	Seconds          float64  `json:"seconds"`       // QEMU start to exit, host wall clock
+	GuestSeconds     float64  `json:"guest_seconds"` // payload run time in the guest
+	Error            string   `json:"error,omitempty"`
+	ConsoleTail      []string `json:"console_tail,omitempty"` // last console lines, for infra failures
+}
+
+type junitSuites struct {
+	XMLName xml.Name     `xml:"testsuites"`
+	Suites  []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Errors   int         `xml:"errors,attr"`
+	Time     string      `xml:"time,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Class   string        `xml:"classname,attr"`
+	Name    string        `xml:"name,attr"`
+	Time    string        `xml:"time,attr"`
+	Failure *junitProblem `xml:"failure,omitempty"`
+	Error   *junitProblem `xml:"error,omitempty"`
+}
+
+type junitProblem struct {
+	Message string `xml:"message,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// JUnit renders r as a one-case JUnit report: a failure for Fail, an error for Infra.
+func (r Record) JUnit() ([]byte, error) {
+	t := fmt.Sprintf("%.3f", r.Seconds)
+	c := junitCase{Class: "vm." + r.Arch, Name: r.Kernel, Time: t}
+	s := junitSuite{Name: "vm/" + r.Kernel, Tests: 1, Time: t}
+	detail := r.Error
+	if len(r.ConsoleTail) > 0 {
+		detail += "\n--- last console lines ---\n" + strings.Join(r.ConsoleTail, "\n")
+	}
+	switch r.Result {
+	case Fail:
+		c.Failure, s.Failures = &junitProblem{Message: r.Error, Text: detail}, 1
+	case Infra:
+		c.Error, s.Errors = &junitProblem{Message: r.Error, Text: detail}, 1
+	}
+	s.Cases = []junitCase{c}
+	b, err := xml.MarshalIndent(junitSuites{Suites: []junitSuite{s}}, "", "  ")
+	return append([]byte(xml.Header), append(b, '\n')...), err
+}
+
+// clean removes the result files of every id from dir, so a reader never mixes runs.
+func clean(dir string, ids []string) error {
+	for _, id := range ids {
+		for _, ext := range []string{".json", ".out", ".junit.xml", ".console.log"} {
+			if err := os.Remove(filepath.Join(dir, id+ext)); err != nil && !os.IsNotExist(err) {
+				return err
+			}
+		}
+	}
+	return nil
+}

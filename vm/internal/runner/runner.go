@@ -1,0 +1,466 @@
+// Package runner boots a payload across kernels: it fetches and checks every input first, builds the initramfs
+// (a cached base plus per-arch payload and per-kernel config archives), picks the accelerator, runs one QEMU per
+// job slot and writes a Record, the payload's stdout and a JUnit file per kernel.
+package runner
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/u-root/u-root/pkg/cpio"
+
+	"github.com/confine-dev/confine/vm"
+	"github.com/confine-dev/confine/vm/internal/console"
+	"github.com/confine-dev/confine/vm/internal/fetch"
+	"github.com/confine-dev/confine/vm/internal/guest"
+	"github.com/confine-dev/confine/vm/internal/initramfs"
+	"github.com/confine-dev/confine/vm/internal/landlockabi"
+	"github.com/confine-dev/confine/vm/internal/preflight"
+	"github.com/confine-dev/confine/vm/internal/qemu"
+)
+
+// Target is one kernel to boot: a manifest entry, or an ad-hoc one for --kernel PATH (Image set, Package empty).
+type Target struct {
+	vm.Kernel
+	Image string // local kernel image; empty: fetch the manifest's package
+}
+
+// Options configure Run. Zero values take the documented defaults.
+type Options struct {
+	Targets  []Target
+	Payload  string        // payload directory; "{arch}" is replaced by the guest arch
+	Argv     []string      // guest command
+	Timeout  time.Duration // guest-side payload timeout; default 10m
+	Silence  time.Duration // host watchdog: longest time without console output; default 120s
+	Boot     time.Duration // host deadline allowance on top of Timeout for boot and power-off; default 120s
+	Jobs     int           // VMs at once; default 1
+	Accel    string        // auto (default: KVM if a probe boot works, else TCG), kvm or tcg
+	Results  string        // results directory; default reports/vm
+	Keep     bool          // keep each console log as <id>.console.log
+	InitDir  string        // where vm-linux-<arch> guest init binaries are
+	Self     string        // this executable, used as guest init for its own arch when InitDir has none
+	Cache    *fetch.Cache  // kernel and busybox cache
+	Busybox  vm.Package    // pinned busybox-static
+	Progress io.Writer     // live progress lines; default io.Discard
+}
+
+// SetupError is a problem found before any VM booted (bad input, failed fetch).
+type SetupError struct{ Err error }
+
+func (e *SetupError) Error() string { return e.Err.Error() }
+func (e *SetupError) Unwrap() error { return e.Err }
+
+type prepared struct {
+	base, payload []byte // gzip'd cpio per arch
+	accel         string
+}
+
+// Run boots every target and returns one Record per target, in target order. An error is a *SetupError (nothing
+// booted) or the context's error.
+func Run(ctx context.Context, o Options) ([]Record, error) {
+	o.defaults()
+	setup := func(err error) ([]Record, error) { return nil, &SetupError{err} }
+	if len(o.Targets) == 0 {
+		return setup(errors.New("no kernels selected"))
+	}
+	if len(o.Argv) == 0 || !strings.HasPrefix(o.Argv[0], "/") {
+		return setup(errors.New("guest command must be an absolute path in the guest, e.g. /payload/tool"))
+	}
+	archs := map[string]*prepared{}
+	for _, t := range o.Targets {
+		archs[t.Arch] = &prepared{}
+	}
+	// Every input is checked before anything boots: payloads, kernels, init binaries.
+	for arch := range archs {
+		if err := preflight.Payload(o.payloadDir(arch), arch, o.Argv[0]); err != nil {
+			return setup(err)
+		}
+	}
+	for i := range o.Targets {
+		if err := o.resolveKernel(ctx, &o.Targets[i]); err != nil {
+			return setup(err)
+		}
+	}
+	for arch, p := range archs {
+		var err error
+		if p.base, err = o.baseArchive(ctx, arch); err != nil {
+			return setup(err)
+		}
+		recs, err := initramfs.Payload(o.payloadDir(arch))
+		if err != nil {
+			return setup(err)
+		}
+		if p.payload, err = initramfs.Bytes(recs); err != nil {
+			return setup(err)
+		}
+	}
+	if err := os.MkdirAll(o.Results, 0o755); err != nil {
+		return setup(err)
+	}
+	ids := make([]string, len(o.Targets))
+	for i, t := range o.Targets {
+		ids[i] = t.ID
+	}
+	if err := clean(o.Results, ids); err != nil {
+		return setup(err)
+	}
+	for _, arch := range vm.Arches {
+		if p := archs[arch]; p != nil {
+			p.accel = o.pickAccel(ctx, arch, p, o.firstTarget(arch))
+		}
+	}
+
+	records := make([]Record, len(o.Targets))
+	work := make(chan int)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	for w := 0; w < o.Jobs; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				t := o.Targets[i]
+				o.progress("start  %-22s %s %s", t.ID, t.Arch, archs[t.Arch].accel)
+				r := o.runOne(ctx, t, archs[t.Arch])
+				if err := o.write(r); err != nil && r.Result == OK {
+					r.Result, r.Error = Infra, "write results: "+err.Error()
+				}
+				records[i] = r
+				mu.Lock()
+				done++
+				o.progress("%-6s %-22s %s %s %5.1fs  [%d/%d]%s", r.Result, t.ID, t.Arch, r.Accel, r.Seconds, done, len(o.Targets), errSuffix(r))
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := range o.Targets {
+		select {
+		case work <- i:
+		case <-ctx.Done():
+		}
+	}
+	close(work)
+	wg.Wait()
+	return records, ctx.Err()
+}
+
+func errSuffix(r Record) string {
+	if r.Error == "" {
+		return ""
+	}
+	return "  " + r.Error
+}
+
+func (o *Options) defaults() {
+	if o.Timeout == 0 {
+		o.Timeout = 10 * time.Minute
+	}
+	if o.Silence == 0 {
+		o.Silence = 120 * time.Second
+	}
+	if o.Boot == 0 {
+		o.Boot = 120 * time.Second
+	}
+	if o.Jobs < 1 {
+		o.Jobs = 1
+	}
+	if o.Accel == "" {
+		o.Accel = "auto"
+	}
+	if o.Results == "" {
+		o.Results = filepath.Join("reports", "vm")
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+}
+
+func (o *Options) progress(format string, args ...any) {
+	fmt.Fprintf(o.Progress, "vm: "+format+"\n", args...)
+}
+
+func (o *Options) payloadDir(arch string) string {
+	return strings.ReplaceAll(o.Payload, "{arch}", arch)
+}
+
+func (o *Options) firstTarget(arch string) Target {
+	for _, t := range o.Targets {
+		if t.Arch == arch {
+			return t
+		}
+	}
+	panic("BUG(vm): no target for " + arch)
+}
+
+// resolveKernel fetches a manifest kernel into the cache (or takes a local image) and checks its arch.
+func (o *Options) resolveKernel(ctx context.Context, t *Target) error {
+	if t.Image == "" {
+		ex, err := FetchKernel(ctx, o.Cache, t.Kernel)
+		if err != nil {
+			return err
+		}
+		t.Image = ex.Path
+	}
+	if err := preflight.KernelImage(t.Image, t.Arch); err != nil {
+		return fmt.Errorf("kernel %s: %w", t.ID, err)
+	}
+	return nil
+}
+
+// FetchKernel fetches k's package into the cache and extracts its kernel image.
+func FetchKernel(ctx context.Context, c *fetch.Cache, k vm.Kernel) (fetch.Extracted, error) {
+	ex, err := c.Extract(ctx, k.Package, k.Version, k.Arch, "vmlinuz", isKernelImage)
+	if err != nil {
+		return ex, fmt.Errorf("kernel %s: %w", k.ID, err)
+	}
+	return ex, nil
+}
+
+// isKernelImage matches the kernel in a linux-image-* (/boot/vmlinuz-REL) or linux-binary-* package (from 6.19:
+// /boot/vmlinuz-REL or /usr/lib/modules/REL/vmlinuz).
+func isKernelImage(member string) bool {
+	m := strings.TrimPrefix(member, ".")
+	if strings.HasPrefix(m, "/boot/vmlinuz-") {
+		return true
+	}
+	return strings.HasPrefix(m, "/usr/lib/modules/") && strings.HasSuffix(m, "/vmlinuz") && strings.Count(m, "/") == 5
+}
+
+// initBinary returns the static guest init for arch: InitDir/vm-linux-<arch>, or this executable for its own arch.
+func (o *Options) initBinary(arch string) (string, error) {
+	if o.InitDir != "" {
+		p := filepath.Join(o.InitDir, "vm-linux-"+arch)
+		if _, err := os.Stat(p); err == nil {
+			return p, preflight.StaticBinary(p, arch)
+		}
+	}
+	if o.Self != "" && arch == hostArch() && preflight.StaticBinary(o.Self, arch) == nil {
+		return o.Self, nil
+	}
+	return "", fmt.Errorf("no guest init for %s: expected %s (make vm-build builds it)", arch, filepath.Join(o.InitDir, "vm-linux-"+arch))
+}
+
+// baseArchive returns the base initramfs for arch, building it once per (init, busybox) content and caching it.
+func (o *Options) baseArchive(ctx context.Context, arch string) ([]byte, error) {
+	initPath, err := o.initBinary(arch)
+	if err != nil {
+		return nil, err
+	}
+	initBin, err := os.ReadFile(initPath)
+	if err != nil {
+		return nil, err
+	}
+	bb, err := o.Cache.Extract(ctx, o.Busybox.Package, o.Busybox.Version, arch, "busybox", func(m string) bool {
+		return m == "./bin/busybox" || m == "./usr/bin/busybox"
+	})
+	if err != nil {
+		return nil, fmt.Errorf("busybox for %s: %w", arch, err)
+	}
+	initSum := sha256.Sum256(initBin)
+	path := filepath.Join(o.Cache.Root, "base", fmt.Sprintf("%s-%x-%.16s.cpio.gz", arch, initSum[:8], bb.SHA256))
+	if b, err := os.ReadFile(path); err == nil {
+		return b, nil
+	}
+	bbBin, err := os.ReadFile(bb.Path)
+	if err != nil {
+		return nil, err
+	}
+	b, err := initramfs.Bytes(initramfs.Base(initBin, bbBin))
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	tmp := path + ".part"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return nil, err
+	}
+	return b, os.Rename(tmp, path)
+}
+
+// pickAccel returns the accelerator for arch: TCG unless KVM is forced, or auto and a probe boot under KVM
+// returns a verified result.
+func (o *Options) pickAccel(ctx context.Context, arch string, p *prepared, t Target) string {
+	switch o.Accel {
+	case qemu.KVM, qemu.TCG:
+		o.progress("accel  %s: %s (--accel %s)", arch, o.Accel, o.Accel)
+		return o.Accel
+	}
+	if ok, why := qemu.KVMUsable(arch); !ok {
+		o.progress("accel  %s: tcg (no KVM: %s)", arch, why)
+		return qemu.TCG
+	}
+	probe := *o
+	probe.Argv, probe.Timeout, probe.Silence, probe.Boot = []string{"/bin/true"}, 10*time.Second, 15*time.Second, 20*time.Second
+	start := time.Now()
+	r := probe.boot(ctx, t, p, qemu.KVM, io.Discard, nil)
+	if r.Result == OK {
+		o.progress("accel  %s: kvm (probe boot %.1fs)", arch, time.Since(start).Seconds())
+		return qemu.KVM
+	}
+	o.progress("accel  %s: tcg (KVM probe boot failed: %s)", arch, r.Error)
+	return qemu.TCG
+}
+
+func (o *Options) runOne(ctx context.Context, t Target, p *prepared) Record {
+	outPath := filepath.Join(o.Results, t.ID+".out")
+	out, err := os.Create(outPath)
+	if err != nil {
+		return o.record(t, p.accel, Infra, err.Error())
+	}
+	defer out.Close()
+	var log io.Writer
+	if o.Keep {
+		f, err := os.Create(filepath.Join(o.Results, t.ID+".console.log"))
+		if err != nil {
+			return o.record(t, p.accel, Infra, err.Error())
+		}
+		defer f.Close()
+		log = f
+	}
+	return o.boot(ctx, t, p, p.accel, out, log)
+}
+
+func (o *Options) record(t Target, accel, result, msg string) Record {
+	sum := ""
+	if f, err := os.Open(t.Image); err == nil {
+		h := sha256.New()
+		io.Copy(h, f)
+		f.Close()
+		sum = hex.EncodeToString(h.Sum(nil))
+	}
+	return Record{
+		Schema: "confine.vm.result/v1", Kernel: t.ID, Package: t.Package, Version: t.Version, Image: t.Image,
+		ImageSHA256: sum, Arch: t.Arch, Accel: accel, CmdlineExtra: t.Cmdline, ExpectedLandlock: t.Landlock,
+		ExpectedABI: t.ABI, Exit: -1, Result: result, Error: msg,
+	}
+}
+
+// boot runs one VM and classifies its outcome.
+func (o *Options) boot(ctx context.Context, t Target, p *prepared, accel string, stdout, log io.Writer) Record {
+	nonce := newNonce()
+	cfg, err := json.Marshal(guest.Config{Nonce: nonce, Argv: o.Argv, Timeout: o.Timeout, Env: []string{
+		"VM_KERNEL_ID=" + t.ID,
+		"VM_ARCH=" + t.Arch,
+		"VM_EXPECTED_ABI=" + fmt.Sprint(t.ABI),
+		"VM_EXPECTED_LANDLOCK=" + t.Landlock,
+		"VM_CMDLINE_EXTRA=" + t.Cmdline,
+	}})
+	if err != nil {
+		return o.record(t, accel, Infra, err.Error())
+	}
+	cfgArchive, err := initramfs.Bytes([]cpio.Record{initramfs.File(guest.ConfigPath, cfg, 0o644)})
+	if err != nil {
+		return o.record(t, accel, Infra, err.Error())
+	}
+	initrd, err := os.CreateTemp("", "vm-initrd-"+t.ID+"-*.img")
+	if err != nil {
+		return o.record(t, accel, Infra, err.Error())
+	}
+	defer os.Remove(initrd.Name())
+	for _, b := range [][]byte{p.base, p.payload, cfgArchive} {
+		if _, err := initrd.Write(b); err != nil {
+			initrd.Close()
+			return o.record(t, accel, Infra, err.Error())
+		}
+	}
+	if err := initrd.Close(); err != nil {
+		return o.record(t, accel, Infra, err.Error())
+	}
+
+	parser := console.NewParser(nonce, stdout)
+	var sink io.Writer = parser
+	if log != nil {
+		sink = io.MultiWriter(parser, log)
+	}
+	start := time.Now()
+	spec := qemu.Spec{Arch: t.Arch, Accel: accel, Kernel: t.Image, Initrd: initrd.Name(), Extra: t.Cmdline}
+	bootErr := qemu.Boot(ctx, spec, qemu.Limits{Deadline: o.Timeout + o.Boot, Silence: o.Silence}, sink)
+	perr := parser.Close()
+	rec := o.record(t, accel, Infra, "")
+	rec.Seconds = time.Since(start).Seconds()
+	res, rerr := parser.Result()
+	switch {
+	case perr != nil:
+		rec.Error = "write payload stdout: " + perr.Error()
+	case rerr == nil:
+		rec.Release, rec.Landlock, rec.ABI, rec.Exit, rec.GuestSeconds = res.Release, res.Landlock, res.ABI, res.Exit, res.Seconds
+		rec.Result, rec.Error = classify(t, res)
+		return rec
+	case bootErr != nil:
+		var hang *qemu.HangError
+		if errors.As(bootErr, &hang) && hang.Kind == qemu.ErrSilent && parser.Began() {
+			rec.Error = fmt.Sprintf("watchdog: %v (payload started, then went silent)", bootErr)
+		} else {
+			rec.Error = bootErr.Error()
+		}
+		if pe := parser.Panic(); pe != nil {
+			rec.Error += "; " + pe.Error()
+		}
+	default:
+		rec.Error = "QEMU exited without a verified result: " + rerr.Error()
+	}
+	rec.ConsoleTail = parser.Tail()
+	return rec
+}
+
+// classify turns a verified guest result into ok/fail/infra with a one-line reason.
+func classify(t Target, r *console.Result) (string, string) {
+	switch {
+	case r.TimedOut:
+		return Fail, r.Error
+	case r.Error != "" && r.Exit == -1:
+		return Infra, "guest supervisor: " + r.Error
+	case r.Exit != 0:
+		msg := fmt.Sprintf("payload exited with status %d", r.Exit)
+		if r.Signal != "" {
+			msg = "payload killed by " + r.Signal
+		}
+		return Fail, msg
+	case r.Error != "":
+		return Fail, r.Error
+	case t.Landlock != "" && (r.Landlock != t.Landlock || r.ABI != t.ABI):
+		return Fail, fmt.Sprintf("Landlock: kernel reports %s, manifest expects %s (fix vm/kernels.json or the pin)",
+			landlockabi.Render(r.Landlock, r.ABI), t.ExpectedABI())
+	}
+	return OK, ""
+}
+
+func (o *Options) write(r Record) error {
+	js, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(o.Results, r.Kernel+".json"), append(js, '\n'), 0o644); err != nil {
+		return err
+	}
+	ju, err := r.JUnit()
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(o.Results, r.Kernel+".junit.xml"), ju, 0o644)
+}
+
+func newNonce() string {
+	b := make([]byte, 8)
+	if _, err := rand.Read(b); err != nil {
+		panic("BUG(vm): crypto/rand: " + err.Error())
+	}
+	return hex.EncodeToString(b)
+}
+
+func hostArch() string { return runtime.GOARCH }
