@@ -21,6 +21,13 @@ func Probe(s System) report.Probe {
 	case p.WSL == 1:
 		p.Landlock, p.AutoBackend, p.AutoReason = string(st.State), "none", "WSL1 has no Landlock: confine refuses"
 		return p
+	case p.WSL == 2:
+		p.WSLInterop = string(s.WSLInterop())
+		if p.WSLInterop != string(InteropDisabled) {
+			p.Landlock, p.ABI, p.Errata = string(st.State), st.ABI, st.Errata
+			p.AutoBackend, p.AutoReason = "none", "WSL2 Windows interop is "+p.WSLInterop+": confine refuses"
+			return p
+		}
 	}
 	p.Landlock, p.ABI, p.Errata = string(st.State), st.ABI, st.Errata
 	if st.State != landlock.Available {

@@ -111,6 +111,12 @@ func makePlan(cfg Config, s System, rep *report.Report) (*plan, error) {
 	if wsl == 1 {
 		return nil, report.Refuse(report.WSL1, "WSL1 is not a Linux kernel and has no Landlock: use WSL2")
 	}
+	if wsl == 2 {
+		if st := s.WSLInterop(); st != InteropDisabled {
+			return nil, report.Refuse(report.WSL2Interop, "WSL2 Windows interop is %s: an .exe would run outside "+
+				"the sandbox; set [interop] enabled=false in /etc/wsl.conf and restart WSL", st)
+		}
+	}
 	if cfg.Backend == Bwrap {
 		return nil, report.Refuse(report.BackendUnavailable, "the bwrap backend is not in this build")
 	}
@@ -206,7 +212,7 @@ func warnings(abi, wsl int) []string {
 			"(IOCTL_DEV needs ABI 5, kernel 6.10)", abi))
 	}
 	if wsl == 2 {
-		w = append(w, "WSL2: WSL_INTEROP is removed from the environment")
+		w = append(w, "WSL2: interop is disabled; WSL_INTEROP is also removed from the environment")
 	}
 	return w
 }

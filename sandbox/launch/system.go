@@ -22,6 +22,8 @@ type System interface {
 	OSRelease() string
 	// Machine is uname -m.
 	Machine() string
+	// WSLInterop is the state of WSL2's Windows interop, from binfmt_misc.
+	WSLInterop() Interop
 }
 
 // Host is the real System.
@@ -36,27 +38,13 @@ func (Host) OSRelease() string {
 	}
 	return unix.ByteSliceToString(u.Release[:])
 }
+func (Host) WSLInterop() Interop { return readWSLInterop() }
 func (Host) Machine() string {
 	var u unix.Utsname
 	if unix.Uname(&u) != nil {
 		return ""
 	}
 	return unix.ByteSliceToString(u.Machine[:])
-}
-
-// DetectWSL returns 0 when release is not a WSL kernel, 1 for WSL1 (whose "kernel" is a translation layer
-// reporting e.g. "4.4.0-19041-Microsoft") and 2 for WSL2 (a real kernel, e.g. "6.6.36.6-microsoft-standard-WSL2").
-func DetectWSL(release string) int {
-	lower := strings.ToLower(release)
-	switch {
-	case !strings.Contains(lower, "microsoft"):
-		return 0
-	case strings.Contains(lower, "wsl2") || strings.Contains(lower, "microsoft-standard"):
-		return 2
-	case strings.Contains(release, "Microsoft"):
-		return 1
-	}
-	return 2
 }
 
 // environ is the command's environment. On WSL2 it drops WSL_INTEROP, the socket through which a process

@@ -27,6 +27,7 @@ const (
 	LandlockDisabled   Reason = "landlock-disabled"
 	BackendUnavailable Reason = "backend-unavailable"
 	WSL1               Reason = "wsl1"
+	WSL2Interop        Reason = "wsl2-interop"
 	WrongOS            Reason = "wrong-os"
 	Ruleset            Reason = "ruleset"
 	Seccomp            Reason = "seccomp"
@@ -112,7 +113,8 @@ type Probe struct {
 	Errno       string   `json:"errno,omitempty"`
 	AutoBackend string   `json:"auto_backend"` // "landlock" or "none"
 	AutoReason  string   `json:"auto_reason"`
-	WSL         int      `json:"wsl"` // 0 (not WSL), 1 or 2
+	WSL         int      `json:"wsl"`                   // 0 (not WSL), 1 or 2
+	WSLInterop  string   `json:"wsl_interop,omitempty"` // on WSL2: enabled, disabled or unknown
 	Handled     []string `json:"handled"`
 	Seccomp     []string `json:"seccomp"`
 	Warnings    []string `json:"warnings"`

@@ -52,6 +52,7 @@ type fake struct {
 	abi, errata                     int
 	abiErr, addErr, restrErr, scErr error
 	release                         string
+	interop                         launch.Interop
 }
 
 func errno(name string) error {
@@ -84,6 +85,8 @@ func newFake(spec string) *fake {
 			f.scErr = errno(v)
 		case "release":
 			f.release = v
+		case "interop":
+			f.interop = launch.Interop(v)
 		}
 	}
 	return f
@@ -115,6 +118,12 @@ func (f *fake) SetSeccomp(prog []unix.SockFilter) error {
 		return f.scErr
 	}
 	return f.Host.SetSeccomp(prog)
+}
+func (f *fake) WSLInterop() launch.Interop {
+	if f.interop != "" {
+		return f.interop
+	}
+	return launch.InteropUnknown
 }
 func (f *fake) OSRelease() string {
 	if f.release != "" {
@@ -191,6 +200,8 @@ func TestFailClosed(t *testing.T) {
 		{"landlock absent, explicit backend", "abi=ENOSYS", []string{"--backend", "landlock"}, report.LandlockAbsent, false},
 		{"bwrap asked for", "abi=7", []string{"--backend", "bwrap"}, report.BackendUnavailable, false},
 		{"wsl1", "release=4.4.0-19041-Microsoft", nil, report.WSL1, false},
+		{"wsl2 interop enabled", "abi=3,release=6.6.36.6-microsoft-standard-WSL2,interop=enabled", nil, report.WSL2Interop, false},
+		{"wsl2 interop unknown", "abi=3,release=6.6.36.6-microsoft-standard-WSL2,interop=unknown", nil, report.WSL2Interop, false},
 		{"rule fails", "abi=7,addrule=EINVAL", nil, report.Ruleset, true},
 		{"restrict fails", "abi=7,restrict=EPERM", nil, report.Ruleset, true},
 		{"seccomp fails", "abi=7,seccomp=EINVAL", nil, report.Seccomp, true},
@@ -222,14 +233,15 @@ func TestReportGolden(t *testing.T) {
 		args    []string
 		needsLL bool
 	}{
-		"abi1":      {"abi=1,errata=0", []string{"--worktree", "$W", "--tty"}, true},
-		"abi3":      {"abi=3,errata=1", []string{"--worktree", "$W"}, true},
-		"abi7":      {"abi=7,errata=7", []string{"--worktree", "$W", "--allow", "/dev/zero"}, true},
-		"read-only": {"abi=6,errata=15", []string{"--mode", "read-only"}, true},
-		"absent":    {"abi=ENOSYS", []string{"--worktree", "$W"}, false},
-		"disabled":  {"abi=EOPNOTSUPP", []string{"--worktree", "$W"}, false},
-		"usage":     {"abi=7", []string{"--mode", "nope"}, false},
-		"wsl2-abi3": {"abi=3,errata=0,release=6.6.36.6-microsoft-standard-WSL2", []string{"--worktree", "$W"}, true},
+		"abi1":         {"abi=1,errata=0", []string{"--worktree", "$W", "--tty"}, true},
+		"abi3":         {"abi=3,errata=1", []string{"--worktree", "$W"}, true},
+		"abi7":         {"abi=7,errata=7", []string{"--worktree", "$W", "--allow", "/dev/zero"}, true},
+		"read-only":    {"abi=6,errata=15", []string{"--mode", "read-only"}, true},
+		"absent":       {"abi=ENOSYS", []string{"--worktree", "$W"}, false},
+		"disabled":     {"abi=EOPNOTSUPP", []string{"--worktree", "$W"}, false},
+		"usage":        {"abi=7", []string{"--mode", "nope"}, false},
+		"wsl2-abi3":    {"abi=3,errata=0,release=6.6.36.6-microsoft-standard-WSL2,interop=disabled", []string{"--worktree", "$W"}, true},
+		"wsl2-interop": {"abi=3,errata=0,release=6.6.36.6-microsoft-standard-WSL2,interop=enabled", []string{"--worktree", "$W"}, false},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
