@@ -1,0 +1,190 @@
+// Package expect loads the reviewed expectations file (conformance/expected.yaml): for each case, the outcome
+// expected on each kind of kernel (by Landlock status, ABI range, presence of git, host or VM). Whatever no rule
+// covers is expected to PASS. A change of outcome is therefore a diff of this file in review, never a silent drift.
+//
+// The kernel → expected ABI table is not here: it is vm/kernels.json, read by the report tool.
+package expect
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Outcomes a rule may expect.
+const (
+	Pass         = "PASS"
+	Skip         = "SKIP"
+	ExpectedFail = "EXPECTED-FAIL"
+	Fail         = "FAIL" // never expected; used in results
+)
+
+// File is expected.yaml.
+type File struct {
+	Schema string `yaml:"schema"`
+	Rules  []Rule `yaml:"rules"`
+}
+
+// Rule expects Outcome for the cases matching Cases (IDs, or path.Match patterns such as "boundary/*") on
+// kernels matching When. The first matching rule wins. EXPECTED-FAIL needs Issue; SKIP and EXPECTED-FAIL need Why.
+type Rule struct {
+	Cases   []string `yaml:"cases"`
+	When    When     `yaml:"when"`
+	Outcome string   `yaml:"outcome"`
+	Issue   string   `yaml:"issue"`
+	Why     string   `yaml:"why"`
+}
+
+// When restricts a rule; an empty field matches anything.
+type When struct {
+	Landlock []string `yaml:"landlock"` // available, absent, disabled
+	ABI      string   `yaml:"abi"`      // "N", "N-M" or "N+" (inclusive)
+	Git      *bool    `yaml:"git"`      // git on PATH where the suite ran
+	VM       *bool    `yaml:"vm"`       // ran as the VM runner's payload
+	Arch     []string `yaml:"arch"`     // uname -m: x86_64, aarch64
+}
+
+// Env is what a rule is matched against (from the run's start event).
+type Env struct {
+	Landlock string
+	ABI      int
+	Git      bool
+	VM       bool
+	Arch     string
+}
+
+// Expectation is the outcome expected for one case on one Env.
+type Expectation struct {
+	Outcome string
+	Issue   string
+	Why     string
+}
+
+// Load reads and validates the file against the case IDs of the catalogue.
+func Load(file string, ids []string) (*File, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(b, ids)
+}
+
+// Parse parses and validates: unknown keys, an unknown outcome, a pattern that matches no case, an
+// EXPECTED-FAIL without an issue, a SKIP or EXPECTED-FAIL without a why, and a bad ABI range are errors.
+func Parse(b []byte, ids []string) (*File, error) {
+	var f File
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("expectations: %w", err)
+	}
+	if f.Schema != "confine.conformance.expected/v1" {
+		return nil, fmt.Errorf("expectations: schema %q, want confine.conformance.expected/v1", f.Schema)
+	}
+	for i, r := range f.Rules {
+		where := fmt.Sprintf("expectations: rule %d (%s)", i+1, strings.Join(r.Cases, ","))
+		switch r.Outcome {
+		case Pass, Skip, ExpectedFail:
+		default:
+			return nil, fmt.Errorf("%s: outcome %q, want PASS, SKIP or EXPECTED-FAIL", where, r.Outcome)
+		}
+		if r.Outcome == ExpectedFail && r.Issue == "" {
+			return nil, fmt.Errorf("%s: EXPECTED-FAIL needs the issue that will fix it", where)
+		}
+		if r.Outcome != Pass && r.Why == "" {
+			return nil, fmt.Errorf("%s: %s needs a why", where, r.Outcome)
+		}
+		if len(r.Cases) == 0 {
+			return nil, fmt.Errorf("%s: no cases", where)
+		}
+		for _, pat := range r.Cases {
+			n := 0
+			for _, id := range ids {
+				if m, err := path.Match(pat, id); err != nil {
+					return nil, fmt.Errorf("%s: bad pattern %q: %w", where, pat, err)
+				} else if m {
+					n++
+				}
+			}
+			if n == 0 {
+				return nil, fmt.Errorf("%s: %q matches no case", where, pat)
+			}
+		}
+		if _, _, err := abiRange(r.When.ABI); err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		for _, s := range r.When.Landlock {
+			if s != "available" && s != "absent" && s != "disabled" {
+				return nil, fmt.Errorf("%s: landlock %q, want available, absent or disabled", where, s)
+			}
+		}
+	}
+	return &f, nil
+}
+
+// For returns the expectation for case id on env: the first matching rule's, else PASS.
+func (f *File) For(id string, env Env) Expectation {
+	for _, r := range f.Rules {
+		if r.matches(id, env) {
+			return Expectation{Outcome: r.Outcome, Issue: r.Issue, Why: r.Why}
+		}
+	}
+	return Expectation{Outcome: Pass}
+}
+
+func (r Rule) matches(id string, env Env) bool {
+	hit := false
+	for _, pat := range r.Cases {
+		if m, _ := path.Match(pat, id); m {
+			hit = true
+		}
+	}
+	w := r.When
+	lo, hi, _ := abiRange(w.ABI)
+	return hit &&
+		(len(w.Landlock) == 0 || in(w.Landlock, env.Landlock)) &&
+		(w.ABI == "" || (env.ABI >= lo && env.ABI <= hi)) &&
+		(w.Git == nil || *w.Git == env.Git) &&
+		(w.VM == nil || *w.VM == env.VM) &&
+		(len(w.Arch) == 0 || in(w.Arch, env.Arch))
+}
+
+// abiRange parses "N", "N-M" or "N+".
+func abiRange(s string) (lo, hi int, err error) {
+	if s == "" {
+		return 0, 1 << 30, nil
+	}
+	bad := fmt.Errorf("abi %q: want N, N-M or N+", s)
+	if strings.HasSuffix(s, "+") {
+		lo, err = strconv.Atoi(strings.TrimSuffix(s, "+"))
+		if err != nil {
+			return 0, 0, bad
+		}
+		return lo, 1 << 30, nil
+	}
+	a, b, isRange := strings.Cut(s, "-")
+	if lo, err = strconv.Atoi(a); err != nil {
+		return 0, 0, bad
+	}
+	hi = lo
+	if isRange {
+		if hi, err = strconv.Atoi(b); err != nil || hi < lo {
+			return 0, 0, bad
+		}
+	}
+	return lo, hi, nil
+}
+
+func in(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,366 @@
+package report
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"flag"
+	"fmt"
+	"html/template"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/confine-dev/confine/conformance/internal/expect"
+	"github.com/confine-dev/confine/conformance/internal/suite"
+)
+
+// Main is `confine-conformance report`: it returns 0 when the matrix has no FAIL and no deviation, 1 otherwise,
+// 2 when it cannot build the matrix.
+func Main(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("confine-conformance report", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	results := fs.String("results", "", "the VM runner's results directory (<id>.json + <id>.out), e.g. reports/vm")
+	host := fs.String("host", "", "a host run's events (confine-conformance --json output)")
+	expFile := fs.String("expect", "conformance/expected.yaml", "the reviewed expectations file")
+	manifest := fs.String("manifest", "", "the kernel manifest (vm/kernels.json); VM kernels' ABIs are checked against it")
+	out := fs.String("out", "reports", "where matrix.json, matrix.html and conformance/<kernel>.junit.xml go")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	fail := func(err error) int { fmt.Fprintf(stderr, "confine-conformance report: %v\n", err); return 2 }
+	if *results == "" && *host == "" {
+		return fail(fmt.Errorf("give --results DIR, --host FILE, or both"))
+	}
+	var ids []string
+	for _, c := range suite.All() {
+		ids = append(ids, c.ID)
+	}
+	exp, err := expect.Load(*expFile, ids)
+	if err != nil {
+		return fail(err)
+	}
+	if *results != "" && *manifest == "" {
+		fmt.Fprintln(stderr, "confine-conformance report: no --manifest: the kernels' ABIs are not checked against vm/kernels.json")
+	}
+	m, err := Build(*results, *host, *manifest, exp, ids)
+	if err != nil {
+		return fail(err)
+	}
+	paths, err := m.WriteAll(*out)
+	if err != nil {
+		return fail(err)
+	}
+	m.Table(stdout)
+	fmt.Fprintf(stdout, "\nwrote %s\n", strings.Join(paths, ", "))
+	if !m.OK() {
+		fmt.Fprintf(stdout, "FAIL: %d FAIL, %d deviations from %s\n", m.Summary.Fail, m.Summary.Deviations, *expFile)
+		return 1
+	}
+	return 0
+}
+
+// WriteAll writes matrix.json, matrix.html and conformance/<kernel>.junit.xml under dir and returns their paths.
+func (m *Matrix) WriteAll(dir string) ([]string, error) {
+	if err := os.MkdirAll(filepath.Join(dir, "conformance"), 0o755); err != nil {
+		return nil, err
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	paths := []string{filepath.Join(dir, "matrix.json"), filepath.Join(dir, "matrix.html")}
+	if err := os.WriteFile(paths[0], append(b, '\n'), 0o644); err != nil {
+		return nil, err
+	}
+	f, err := os.Create(paths[1])
+	if err != nil {
+		return nil, err
+	}
+	if err := m.HTML(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	for _, k := range m.Kernels {
+		p := filepath.Join(dir, "conformance", k.ID+".junit.xml")
+		x, err := m.JUnit(k.ID)
+		if err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(p, x, 0o644); err != nil {
+			return nil, err
+		}
+		paths = append(paths, p)
+	}
+	return paths, nil
+}
+
+// Cell is the table's text for a result: PASS, FAIL, SKIP(n) or EXPECTED-FAIL(n), n indexing the notes; a
+// trailing "!" marks a deviation from the expectations.
+func (m *Matrix) cells() (map[[2]string]string, []string) {
+	var notes []string
+	index := map[string]int{}
+	note := func(s string) int {
+		if i, ok := index[s]; ok {
+			return i
+		}
+		notes = append(notes, s)
+		index[s] = len(notes)
+		return len(notes)
+	}
+	out := map[[2]string]string{}
+	for _, r := range m.Results {
+		c := r.Outcome
+		switch r.Outcome {
+		case expect.Skip:
+			c = fmt.Sprintf("SKIP(%d)", note("skip: "+r.Reason))
+		case expect.ExpectedFail:
+			c = fmt.Sprintf("XFAIL(%d)", note("EXPECTED-FAIL, issue: "+r.Issue))
+		case expect.Fail:
+			c = fmt.Sprintf("FAIL(%d)", note("fail: "+r.Reason))
+		}
+		if r.Deviation != "" {
+			c += "!"
+		}
+		out[[2]string{r.Case, r.KernelID}] = c
+	}
+	return out, notes
+}
+
+func (m *Matrix) caseRows() []string {
+	var rows []string
+	seen := map[string]bool{}
+	for _, r := range m.Results {
+		if !seen[r.Case] {
+			seen[r.Case] = true
+			rows = append(rows, r.Case)
+		}
+	}
+	return rows
+}
+
+// Table prints the kernel × case table: one row per case, one column per kernel (k1…kN, listed above it), then
+// the notes, the deviations and the counts.
+func (m *Matrix) Table(w io.Writer) {
+	cells, notes := m.cells()
+	fmt.Fprintln(w, "kernels:")
+	for i, k := range m.Kernels {
+		exp := ""
+		if k.ExpectedABI != nil {
+			exp = fmt.Sprintf(", expected ABI %d", *k.ExpectedABI)
+		}
+		where := "host"
+		if k.VM {
+			where = "vm " + k.Accel
+		}
+		fmt.Fprintf(w, "  k%-2d %-22s %-8s %s, Landlock %s ABI %d%s, root=%v, toctou attempts %d\n",
+			i+1, k.ID, k.Arch, where, k.Landlock, k.ABI, exp, k.Root, k.Attempts)
+	}
+	rows := m.caseRows()
+	width := 4
+	for _, r := range rows {
+		if len(r) > width {
+			width = len(r)
+		}
+	}
+	colw := 5
+	for _, c := range cells {
+		if len(c)+1 > colw {
+			colw = len(c) + 1
+		}
+	}
+	fmt.Fprintf(w, "\n%-*s", width+1, "case")
+	for i := range m.Kernels {
+		fmt.Fprintf(w, "%-*s", colw, fmt.Sprintf("k%d", i+1))
+	}
+	fmt.Fprintln(w)
+	for _, r := range rows {
+		fmt.Fprintf(w, "%-*s", width+1, r)
+		for _, k := range m.Kernels {
+			c := cells[[2]string{r, k.ID}]
+			if c == "" {
+				c = "-"
+			}
+			fmt.Fprintf(w, "%-*s", colw, c)
+		}
+		fmt.Fprintln(w)
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(w, "\nnotes:")
+		for i, n := range notes {
+			fmt.Fprintf(w, "  (%d) %s\n", i+1, n)
+		}
+	}
+	var devs []string
+	for _, r := range m.Results {
+		if r.Deviation != "" {
+			devs = append(devs, fmt.Sprintf("  %s on %s: %s", r.Case, r.KernelID, r.Deviation))
+		}
+	}
+	if len(devs) > 0 {
+		sort.Strings(devs)
+		fmt.Fprintln(w, "\ndeviations from the expectations (marked !):")
+		fmt.Fprintln(w, strings.Join(devs, "\n"))
+	}
+	s := m.Summary
+	fmt.Fprintf(w, "\n%d kernels: %d PASS, %d FAIL, %d SKIP, %d EXPECTED-FAIL, %d deviations\n",
+		len(m.Kernels), s.Pass, s.Fail, s.Skip, s.ExpectedFail, s.Deviations)
+}
+
+type junitSuites struct {
+	XMLName xml.Name     `xml:"testsuites"`
+	Suites  []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Time     float64     `xml:"time,attr"`
+	Props    []junitProp `xml:"properties>property"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitProp struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitCase struct {
+	Class   string     `xml:"classname,attr"`
+	Name    string     `xml:"name,attr"`
+	Time    float64    `xml:"time,attr"`
+	Failure *junitText `xml:"failure"`
+	Skipped *junitText `xml:"skipped"`
+	Output  string     `xml:"system-out,omitempty"`
+}
+
+type junitText struct {
+	Message string `xml:"message,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// JUnit renders one kernel's results. A FAIL or a deviation is a <failure>; SKIP and EXPECTED-FAIL are <skipped>
+// with the reason (JUnit has no expected-failure element).
+func (m *Matrix) JUnit(kernelID string) ([]byte, error) {
+	var k Kernel
+	for _, x := range m.Kernels {
+		if x.ID == kernelID {
+			k = x
+		}
+	}
+	s := junitSuite{Name: "confine-conformance " + kernelID, Props: []junitProp{
+		{"kernel", k.Release}, {"arch", k.Arch}, {"landlock", k.Landlock}, {"abi", fmt.Sprint(k.ABI)}, {"confine", k.Confine}}}
+	for _, r := range m.Results {
+		if r.KernelID != kernelID {
+			continue
+		}
+		c := junitCase{Class: r.Family, Name: r.Case, Time: r.Seconds, Output: r.Output}
+		switch {
+		case r.Outcome == expect.Fail:
+			c.Failure = &junitText{Message: r.Reason, Text: r.Output}
+		case r.Deviation != "":
+			c.Failure = &junitText{Message: r.Deviation, Text: r.Output}
+		case r.Outcome == expect.Skip:
+			c.Skipped = &junitText{Message: r.Reason}
+		case r.Outcome == expect.ExpectedFail:
+			c.Skipped = &junitText{Message: "EXPECTED-FAIL (" + r.Issue + "): " + r.Reason}
+		}
+		if c.Failure != nil {
+			s.Failures++
+		}
+		if c.Skipped != nil {
+			s.Skipped++
+		}
+		s.Tests++
+		s.Time += r.Seconds
+		s.Cases = append(s.Cases, c)
+	}
+	b, err := xml.MarshalIndent(junitSuites{Suites: []junitSuite{s}}, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(xml.Header), append(b, '\n')...), nil
+}
+
+var page = template.Must(template.New("matrix").Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>confine conformance matrix</title>
+<style>
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
+table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top}
+th.k{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap;font-weight:normal}
+td.PASS{background:#d7f5d7}td.FAIL{background:#f7b6b6;font-weight:bold}td.SKIP{background:#eee;color:#666}
+td.EXPECTED-FAIL{background:#fde7b0}td.dev{outline:3px solid #c00}
+.summary span{margin-right:1.5em}.fam{background:#f4f4f4;font-weight:bold}
+</style></head><body>
+<h1>confine conformance matrix</h1>
+<p class="summary"><span>{{len .Kernels}} kernels</span><span>PASS {{.Summary.Pass}}</span><span>FAIL {{.Summary.Fail}}</span>
+<span>SKIP {{.Summary.Skip}}</span><span>EXPECTED-FAIL {{.Summary.ExpectedFail}}</span><span>deviations {{.Summary.Deviations}}</span>
+<strong>{{if .OK}}OK{{else}}NOT OK{{end}}</strong></p>
+<table><tr><th>case</th>{{range .Kernels}}<th class="k" title="{{.Release}} {{.Arch}}">{{.ID}} · ABI {{.ABI}}{{if .Accel}} · {{.Accel}}{{end}}</th>{{end}}</tr>
+{{range .Rows}}{{if .Family}}<tr><td class="fam" colspan="{{$.Cols}}">{{.Family}}</td></tr>{{end}}
+<tr><td>{{.Case}}</td>{{range .Cells}}<td class="{{.Outcome}}{{if .Deviation}} dev{{end}}" title="{{.Title}}">{{.Short}}</td>{{end}}</tr>{{end}}
+</table>
+<h2>Kernels</h2><table><tr><th>id</th><th>release</th><th>arch</th><th>where</th><th>Landlock</th><th>ABI</th><th>expected ABI</th><th>root</th><th>git</th><th>toctou attempts</th><th>seconds</th><th>error</th></tr>
+{{range .Kernels}}<tr><td>{{.ID}}</td><td>{{.Release}}</td><td>{{.Arch}}</td><td>{{if .VM}}vm {{.Accel}}{{else}}host{{end}}</td><td>{{.Landlock}}</td><td>{{.ABI}}</td>
+<td>{{if .ExpectedABI}}{{.ExpectedABI}}{{end}}</td><td>{{.Root}}</td><td>{{.Git}}</td><td>{{.Attempts}}</td><td>{{printf "%.1f" .Seconds}}</td><td>{{.Error}}</td></tr>{{end}}
+</table>
+{{if .Problems}}<h2>Failures and deviations</h2><ul>{{range .Problems}}<li>{{.}}</li>{{end}}</ul>{{end}}
+<p>Hover a cell for its reason. Expectations: conformance/expected.yaml; cases: conformance/CASES.md.</p>
+</body></html>
+`))
+
+type htmlCell struct{ Outcome, Short, Title, Deviation string }
+type htmlRow struct {
+	Family, Case string
+	Cells        []htmlCell
+}
+
+// HTML writes a self-contained page (no external resources).
+func (m *Matrix) HTML(w io.Writer) error {
+	byCell := map[[2]string]Result{}
+	for _, r := range m.Results {
+		byCell[[2]string{r.Case, r.KernelID}] = r
+	}
+	var rows []htmlRow
+	lastFam := ""
+	for _, c := range m.caseRows() {
+		row := htmlRow{Case: c}
+		if f := strings.SplitN(c, "/", 2)[0]; f != lastFam {
+			row.Family, lastFam = f, f
+		}
+		for _, k := range m.Kernels {
+			r, ok := byCell[[2]string{c, k.ID}]
+			if !ok {
+				row.Cells = append(row.Cells, htmlCell{Short: "-"})
+				continue
+			}
+			short := map[string]string{expect.Pass: "PASS", expect.Fail: "FAIL", expect.Skip: "SKIP", expect.ExpectedFail: "XFAIL"}[r.Outcome]
+			title := r.Reason
+			if r.Issue != "" {
+				title = "issue: " + r.Issue + "\n" + title
+			}
+			if r.Attempts > 0 {
+				title += fmt.Sprintf("\nattempts: %d", r.Attempts)
+			}
+			if r.Deviation != "" {
+				title = "DEVIATION: " + r.Deviation + "\n" + title
+			}
+			row.Cells = append(row.Cells, htmlCell{Outcome: r.Outcome, Short: short, Title: title, Deviation: r.Deviation})
+		}
+		rows = append(rows, row)
+	}
+	var problems []string
+	for _, r := range m.Results {
+		if r.Outcome == expect.Fail || r.Deviation != "" {
+			problems = append(problems, fmt.Sprintf("%s on %s: %s %s", r.Case, r.KernelID, r.Reason, r.Deviation))
+		}
+	}
+	return page.Execute(w, map[string]any{"Kernels": m.Kernels, "Summary": m.Summary, "OK": m.OK(), "Rows": rows,
+		"Cols": len(m.Kernels) + 1, "Problems": problems})
+}

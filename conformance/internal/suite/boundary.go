@@ -1,0 +1,239 @@
+package suite
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/confine-dev/confine/conformance/internal/helper"
+)
+
+var landlockOnly = Expect{"no Landlock", "SKIP: confine refuses every command there (fail-closed family)"}
+
+var boundaryCases = []Case{{
+	ID:    "boundary/write-inside",
+	Title: "every kind of write inside the worktree succeeds",
+	Rationale: "A sandbox that denies too much gets turned off. Creating, writing, appending, truncating on open, " +
+		"making and removing directories, renaming and hard-linking within one directory, symlinks and FIFOs " +
+		"inside the worktree must all work on every ABI, and their effects must be visible afterwards.",
+	Expect: []Expect{{"ABI ≥ 1", "every op succeeds; the files hold what was written"}, landlockOnly},
+	Needs:  Needs{Landlock: true},
+	Run: func(t *T) {
+		w := t.WT
+		res := t.Helper(t.Flags(),
+			opArg("create", w+"/new.txt", "x"), opArg("write", w+"/existing.txt", "abc"),
+			opArg("append", w+"/existing.txt", "d"), op("trunc-open", w+"/sub/../existing.txt"),
+			op("mkdir", w+"/newdir"), op2("rename", w+"/new.txt", w+"/renamed.txt"),
+			op2("link", w+"/renamed.txt", w+"/hard.txt"), op2("symlink", w+"/sym", "renamed.txt"),
+			op("mkfifo", w+"/fifo"), op("unlink", w+"/hard.txt"), op("rmdir", w+"/newdir"),
+			opArg("create", w+"/sub/deep.txt", "y"))
+		t.WantOK("inside the worktree", res...)
+		wantContent(t, w+"/renamed.txt", "x")
+		wantContent(t, w+"/existing.txt", "")
+		wantContent(t, w+"/sub/deep.txt", "y")
+		for _, gone := range []string{w + "/hard.txt", w + "/newdir", w + "/new.txt"} {
+			if Exists(gone) {
+				t.Errorf("%s still exists after its removal reported success", gone)
+			}
+		}
+	},
+}, {
+	ID:    "boundary/write-outside-denied",
+	Title: "write, create, remove, rename and link outside the worktree are denied by the kernel",
+	Rationale: "The core promise. Each write-class syscall aimed outside the writable set, including moves and hard " +
+		"links between the worktree and the outside (a hard link into the worktree would make an outside file " +
+		"writable through it), must fail with EACCES (EXDEV for a cross-directory rename or link refused on " +
+		"REFER), and the outside tree must be byte-for-byte and inode-for-inode unchanged. A control run of each " +
+		"op without confine, in a copy of the tree, proves the denial is confine's, not the file system's.",
+	Expect: []Expect{{"ABI ≥ 1", "every op fails with EACCES (EXDEV allowed for cross-directory rename/link); nothing outside changes"}, landlockOnly},
+	Needs:  Needs{Landlock: true},
+	Setup: func(t *T) {
+		ctl := t.ControlEach(func(out, wt string) []helper.Op { a, b := writeOps(out, wt); return append(a, b...) })
+		for i, ok := range ctl {
+			if !ok {
+				t.Fatalf("control op %d failed without confine: the case cannot tell confine's denial apart", i)
+			}
+		}
+	},
+	Run: func(t *T) {
+		same, cross := writeOps(t.Out, t.WT)
+		res := t.Helper(t.Flags(), append(same, cross...)...)
+		t.WantDenied("outside the worktree", eacces, res[:len(same)]...)
+		t.WantDenied("across the boundary", eaccesExdev, res[len(same):]...)
+	},
+}, {
+	ID:    "boundary/shell-outside-denied",
+	Title: "a shell's writes outside fail at the kernel, whatever the spelling of the path",
+	Rationale: "Wrappers that filter command strings are no boundary: the path can come from a variable, a glob or " +
+		"a cd. This case runs /bin/sh with redirections, rm -fr, mv, mkdir, ln and a cd into the outside tree, " +
+		"and requires every one to fail while the same script aimed at the worktree succeeds (the control that " +
+		"the script can write at all).",
+	Expect: []Expect{{"ABI ≥ 1", "inside: the script's writes land; outside: each fails with 'Permission denied', nothing changes"}, landlockOnly},
+	Needs:  Needs{Landlock: true, Shell: true},
+	Run: func(t *T) {
+		script := `D=$1; echo x > "$D/new"; echo x >> "$D/file.txt"; rm -fr "$D/dir"; mv "$D/link" "$D/moved";` +
+			` mkdir "$D/made"; ln -s file.txt "$D/sym"; cd "$D" && true > file.txt; cd "$D" && echo y > ./made2; echo done`
+		in := t.Confine(t.Flags(), []string{"/bin/sh", "-c", script, "sh", t.WT}, Opts{})
+		if in.Exit != 0 || !strings.Contains(in.Stdout, "done") {
+			t.Fatalf("control inside the worktree: exit %d, stdout %q, stderr %q", in.Exit, in.Stdout, in.Stderr)
+		}
+		if !Exists(t.WT+"/new") || !Exists(t.WT+"/made") {
+			t.Errorf("control inside the worktree: the script's files are missing")
+		}
+		out := t.Confine(t.Flags(), []string{"/bin/sh", "-c", script, "sh", t.Out}, Opts{})
+		if !strings.Contains(out.Stdout, "done") {
+			t.Errorf("outside: script did not finish: exit %d, stderr %q", out.Exit, out.Stderr)
+		}
+		if n := strings.Count(strings.ToLower(out.Stderr), "permission denied"); n < 5 {
+			t.Errorf("outside: %d 'Permission denied' errors, want at least 5 (stderr %q)", n, out.Stderr)
+		}
+	},
+}, {
+	ID:    "boundary/metadata-denied",
+	Title: "chmod, chown, utimes and xattr changes are denied inside and outside",
+	Rationale: "Landlock has no right for metadata, so on its own it would let a confined command chmod, chown, " +
+		"touch or set xattrs on any file it can reach, outside included (a chmod +x on a hook, a timestamp that " +
+		"fools make). confine's seccomp filter must deny these everywhere with EPERM, and the report must say " +
+		"so. The control shows each op works without confine.",
+	Expect: []Expect{{"ABI ≥ 1", "EPERM for each op, inside and outside; report.seccomp names them"}, landlockOnly},
+	Needs:  Needs{Landlock: true},
+	Setup: func(t *T) {
+		for i, ok := range t.ControlEach(func(out, wt string) []helper.Op { return metadataOps(out + "/file.txt") }) {
+			if !ok && metadataOps("")[i].Op != "setxattr" && metadataOps("")[i].Op != "removexattr" {
+				t.Fatalf("control: %s fails without confine", metadataOps("")[i].Op)
+			}
+		}
+	},
+	Run: func(t *T) {
+		r := t.Confine(t.Flags(), t.HelperArgv(append(metadataOps(t.Out+"/file.txt"), metadataOps(t.WT+"/existing.txt")...)...), Opts{})
+		res := t.helperResults("confine", r, 10)
+		t.WantDenied("metadata outside", eperm, res[:3]...)
+		t.WantDenied("metadata inside", eperm, res[5:8]...)
+		for _, x := range append(res[3:5], res[8:]...) { // xattrs: EPERM, or the file system has no user xattrs
+			if x.OK || (x.Errno != "EPERM" && x.Errno != "EOPNOTSUPP" && x.Errno != "ENOTSUP") {
+				t.Errorf("%s %s: ok=%v errno %s, want EPERM", x.Op, x.Path, x.OK, x.Errno)
+			}
+		}
+		if r.Report != nil {
+			for _, name := range []string{"chmod", "chown", "setxattr"} {
+				if !containsPrefix(r.Report.Seccomp, name) {
+					t.Errorf("report.seccomp %v does not name %s", r.Report.Seccomp, name)
+				}
+			}
+		} else {
+			t.Errorf("no report on --report-fd")
+		}
+	},
+}, {
+	ID:    "boundary/reads-unrestricted",
+	Title: "reads, directory listings and execution outside the worktree still work",
+	Rationale: "confine restricts writes only. A ruleset that handled READ_FILE, READ_DIR or EXECUTE by mistake " +
+		"would break compilers and shells in ways users would blame on the sandbox, and would show the handled " +
+		"mask is wrong. The helper itself runs from outside the worktree, which proves EXECUTE.",
+	Expect: []Expect{{"ABI ≥ 1", "reads return the outside content; listings are complete"}, landlockOnly},
+	Needs:  Needs{Landlock: true},
+	Run: func(t *T) {
+		res := t.Helper(t.Flags(), op("read", t.Out+"/file.txt"), op("readdir", t.Out), op("read", t.Out+"/link"), op("readdir", "/"))
+		t.WantOK("reads", res...)
+		if res[0].Data != "outside\n" || res[2].Data != "outside\n" {
+			t.Errorf("read %q and %q, want %q", res[0].Data, res[2].Data, "outside\n")
+		}
+		if res[1].Data != `["dir","emptydir","file.txt","link"]` {
+			t.Errorf("readdir %s = %s", t.Out, res[1].Data)
+		}
+	},
+}, {
+	ID:    "boundary/tmp-writable",
+	Title: "/tmp is writable by default",
+	Rationale: "Compilers and test runners write to /tmp; confine grants it in both modes. A rule that failed " +
+		"to land on /tmp, or landed on the wrong inode, shows up here.",
+	Expect: []Expect{{"ABI ≥ 1", "create, mkdir, rename, unlink and rmdir under /tmp succeed"}, landlockOnly},
+	Needs:  Needs{Landlock: true},
+	Run: func(t *T) {
+		for _, mode := range []string{"workspace-write", "read-only"} {
+			d := fmt.Sprintf("/tmp/confine-conformance-%d-%s", os.Getpid(), mode)
+			defer os.RemoveAll(d)
+			res := t.Helper(t.Flags("--mode", mode), op("mkdir", d), opArg("create", d+"/a", "x"),
+				op2("rename", d+"/a", d+"/b"), op("unlink", d+"/b"), op("rmdir", d))
+			t.WantOK(mode+": /tmp", res...)
+		}
+	},
+}, {
+	ID:    "boundary/read-only-mode",
+	Title: "--mode read-only: the worktree is not writable, /tmp and /dev/null are",
+	Rationale: "read-only mode is for commands that should only inspect the tree (a linter, git status). Every " +
+		"write to the worktree must be denied and the worktree must stay unchanged, while /tmp and /dev/null stay " +
+		"writable so that the tools still run.",
+	Expect: []Expect{{"ABI ≥ 1", "worktree writes fail with EACCES; /tmp and /dev/null writes succeed"}, landlockOnly},
+	Needs:  Needs{Landlock: true},
+	Setup:  func(t *T) { t.WatchWorktree() },
+	Run: func(t *T) {
+		tmp := fmt.Sprintf("/tmp/confine-conformance-ro-%d", os.Getpid())
+		defer os.Remove(tmp)
+		ops := []helper.Op{opArg("create", t.WT+"/new.txt", "x"), opArg("write", t.WT+"/existing.txt", "x"),
+			op("unlink", t.WT+"/existing.txt"), op("mkdir", t.WT+"/d"), op("rmdir", t.WT+"/sub2"),
+			op2("rename", t.WT+"/existing.txt", t.WT+"/moved.txt"), opArg("create", t.WT+"/sub/new.txt", "x")}
+		ops = append(ops, opArg("create", tmp, "x"), opArg("write", "/dev/null", "x"))
+		res := t.Helper(t.Flags("--mode", "read-only"), ops...)
+		t.WantDenied("read-only worktree", eacces, res[:len(res)-2]...)
+		t.WantOK("read-only /tmp and /dev/null", res[len(res)-2:]...)
+	},
+}, {
+	ID:    "boundary/allow-roots",
+	Title: "--allow adds a writable directory or a single writable file, and nothing next to them",
+	Rationale: "Extra roots must grant exactly what they name. A file root must get a file-scoped rule (a rule on " +
+		"its parent would open the whole directory), and a sibling of a root must stay unwritable.",
+	Expect: []Expect{{"ABI ≥ 1", "writes in the allowed dir and to the allowed file succeed; the sibling is denied (EACCES); the report has a file rule"}, landlockOnly},
+	Needs:  Needs{Landlock: true},
+	Setup: func(t *T) {
+		t.Mkdir(t.Base + "/extra")
+		t.WriteFile(t.Base+"/extra-file.txt", "a\n", 0o644)
+		t.WriteFile(t.Base+"/sibling.txt", "s\n", 0o644)
+		t.Unwatch(t.Base+"/extra", t.Base+"/extra-file.txt")
+	},
+	Run: func(t *T) {
+		b := t.Base
+		r := t.Confine(t.Flags("--allow", b+"/extra", "--allow", b+"/extra-file.txt"), t.HelperArgv(
+			opArg("create", b+"/extra/new.txt", "x"), opArg("append", b+"/extra-file.txt", "x"),
+			opArg("write", b+"/sibling.txt", "x"), opArg("create", b+"/new.txt", "x")), Opts{})
+		res := t.helperResults("confine --allow", r, 4)
+		t.WantOK("allowed roots", res[:2]...)
+		t.WantDenied("next to the allowed roots", eacces, res[2:]...)
+		if r.Report == nil {
+			t.Fatalf("no report")
+		}
+		if rule := findRule(r.Report, b+"/extra-file.txt"); rule == nil || rule.Type != "file" {
+			t.Errorf("report has no file rule for %s: %+v", b+"/extra-file.txt", r.Report.Rules)
+		}
+	},
+}}
+
+func metadataOps(path string) []helper.Op {
+	return []helper.Op{op("chmod", path), op("chown", path), op("utimes", path),
+		opArg("setxattr", path, "changed"), op("removexattr", path)}
+}
+
+func wantContent(t *T, path, want string) {
+	b, err := os.ReadFile(path)
+	if err != nil || string(b) != want {
+		t.Errorf("%s: content %q (err %v), want %q", path, b, err, want)
+	}
+}
+
+func containsPrefix(list []string, prefix string) bool {
+	for _, s := range list {
+		if strings.HasPrefix(s, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+func findRule(r *Report, path string) *Rule {
+	for i := range r.Rules {
+		if r.Rules[i].Path == path {
+			return &r.Rules[i]
+		}
+	}
+	return nil
+}

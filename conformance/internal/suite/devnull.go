@@ -1,0 +1,131 @@
+package suite
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/confine-dev/confine/conformance/internal/helper"
+	"github.com/confine-dev/confine/conformance/internal/kabi"
+)
+
+var devNullCases = []Case{{
+	ID:    "dev-null/redirects",
+	Title: "> /dev/null, >> /dev/null and O_TRUNC on /dev/null work",
+	Rationale: "Half of all shell commands redirect to /dev/null; if that fails the sandbox is unusable. Opening it " +
+		"with O_TRUNC needs TRUNCATE on ABI ≥ 3, and a rule carrying directory rights on the device fails with " +
+		"EINVAL, so a launcher that gets the file rule wrong breaks here on some ABIs only.",
+	Expect: []Expect{{"ABI ≥ 1", "the shell redirections and the helper's write, append and O_TRUNC opens succeed"}, landlockOnly},
+	Needs:  Needs{Landlock: true, Shell: true},
+	Run: func(t *T) {
+		r := t.Confine(t.Flags(), []string{"/bin/sh", "-c", `echo a > /dev/null && echo b >> /dev/null && : > /dev/null && echo ok`}, Opts{})
+		if r.Exit != 0 || strings.TrimSpace(r.Stdout) != "ok" {
+			t.Errorf("sh redirections to /dev/null: exit %d, stdout %q, stderr %q", r.Exit, r.Stdout, r.Stderr)
+		}
+		res := t.Helper(t.Flags(), opArg("write", "/dev/null", "x"), opArg("append", "/dev/null", "x"), op("trunc-open", "/dev/null"))
+		t.WantOK("/dev/null", res...)
+	},
+}, {
+	ID:    "dev-null/file-rule",
+	Title: "the /dev/null rule is file-scoped: file rights only, no rule on /dev",
+	Rationale: "A rule on a non-directory may carry only file rights; directory rights on /dev/null make " +
+		"landlock_add_rule fail with EINVAL, and the tempting fix, a rule on /dev, makes every device node and " +
+		"/dev/shm writable. The report must show one rule of type file on /dev/null whose rights are all file " +
+		"rights and include WRITE_FILE, and no rule on /dev or /.",
+	Expect: []Expect{{"ABI ≥ 1", "rule {path: /dev/null, type: file, rights ⊆ {WRITE_FILE, TRUNCATE, IOCTL_DEV}}; none on /dev"}, landlockOnly},
+	Needs:  Needs{Landlock: true},
+	Run: func(t *T) {
+		r := t.Confine(t.Flags(), t.HelperArgv(), Opts{})
+		if r.Exit != 0 || r.Report == nil {
+			t.Fatalf("exit %d, report %q, stderr %q", r.Exit, r.ReportRaw, r.Stderr)
+		}
+		rule := findRule(r.Report, "/dev/null")
+		if rule == nil {
+			t.Fatalf("no rule on /dev/null in %+v", r.Report.Rules)
+		}
+		if rule.Type != "file" {
+			t.Errorf("/dev/null rule type %q, want file", rule.Type)
+		}
+		if !contains(rule.Rights, "WRITE_FILE") {
+			t.Errorf("/dev/null rule lacks WRITE_FILE: %v", rule.Rights)
+		}
+		for _, right := range rule.Rights {
+			if !kabi.IsFileRight(right) {
+				t.Errorf("/dev/null rule carries the directory right %s", right)
+			}
+		}
+		for _, p := range []string{"/dev", "/dev/", "/"} {
+			if findRule(r.Report, p) != nil {
+				t.Errorf("report has a rule on %s", p)
+			}
+		}
+	},
+}, {
+	ID:    "dev-null/other-dev-denied",
+	Title: "other device nodes, new files in /dev and /dev/shm stay unwritable",
+	Rationale: "Allowing /dev/null must not allow /dev. Writing to /dev/zero or /dev/full, creating a file or FIFO " +
+		"in /dev, and creating a file in /dev/shm (shared memory, world-writable, outside the worktree) must all " +
+		"be denied. Creating in /dev is also denied by permissions for a non-root user, so that op is decisive " +
+		"only as root (the VM runs as root).",
+	Expect: []Expect{{"ABI ≥ 1", "each op fails with EACCES; nothing appears in /dev or /dev/shm"}, landlockOnly},
+	Needs:  Needs{Landlock: true},
+	Setup: func(t *T) {
+		name := fmt.Sprintf("confine-conformance-%d", os.Getpid())
+		t.Watch("/dev/"+name, "/dev/"+name+"-fifo", "/dev/shm/"+name)
+		if os.Getuid() != 0 {
+			t.Logf("not root: creating in /dev is denied by permissions too, so only the root run (the VM) is decisive for it")
+		}
+	},
+	Run: func(t *T) {
+		name := fmt.Sprintf("confine-conformance-%d", os.Getpid())
+		ops := []helper.Op{opArg("write", "/dev/zero", "x"), opArg("write", "/dev/full", "x"), opArg("create", "/dev/"+name, "x"),
+			op("mkfifo", "/dev/"+name+"-fifo")}
+		if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+			ops = append(ops, opArg("create", "/dev/shm/"+name, "x"))
+			if c := t.Control(ops[len(ops)-1]); !c[0].OK {
+				t.Errorf("control: creating in /dev/shm fails without confine: %s", c[0].Errno)
+			}
+			os.Remove("/dev/shm/" + name)
+		} else {
+			t.Logf("/dev/shm absent: not tested")
+		}
+		res := t.Helper(t.Flags(), ops...)
+		t.WantDenied("/dev", eacces, res...)
+	},
+}, {
+	ID:    "dev-null/not-replaceable",
+	Title: "/dev/null cannot be removed, renamed or replaced, even by root",
+	Rationale: "A command that can replace /dev/null with a regular file captures everything every other process " +
+		"discards. The rule on /dev/null grants writing to the device, never changing the /dev entry: unlink, " +
+		"rename away and rename over it must fail, for root too. Because a failure would break the machine, the " +
+		"case runs only in the VM guest (or with --destructive), and restores /dev/null if it was broken.",
+	Expect: []Expect{{"ABI ≥ 1, in the VM (root)", "unlink, rename away and rename over /dev/null fail with EACCES/EXDEV; it stays char 1:3"},
+		{"host, without --destructive", "SKIP: would risk the host's /dev/null"}, landlockOnly},
+	Needs: Needs{Landlock: true},
+	Setup: func(t *T) { t.Watch("/dev/null-moved", "/dev/null-link") },
+	Run: func(t *T) {
+		if !t.Cfg().InVM && !t.Cfg().Destructive {
+			t.Skipf("replacing /dev/null is attempted only in the VM guest or with --destructive (a failure would break this host)")
+		}
+		defer restoreDevNull(t)
+		res := t.Helper(t.Flags(), op("unlink", "/dev/null"), op2("rename", "/dev/null", "/dev/null-moved"),
+			op2("rename", t.WT+"/existing.txt", "/dev/null"), op2("link", t.WT+"/existing.txt", "/dev/null-link"))
+		t.WantDenied("/dev/null", eaccesExdev, res...)
+	},
+}}
+
+func restoreDevNull(t *T) {
+	if devNullOK() == "" {
+		return
+	}
+	t.Errorf("/dev/null %s: restoring it", devNullOK())
+	os.Remove("/dev/null-moved")
+	os.Remove("/dev/null-link")
+	os.Remove("/dev/null")
+	if err := unix.Mknod("/dev/null", unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil {
+		t.Errorf("restoring /dev/null: %v", err)
+	}
+	unix.Chmod("/dev/null", 0o666)
+}

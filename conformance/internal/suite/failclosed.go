@@ -1,0 +1,235 @@
+package suite
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+
+	"github.com/confine-dev/confine/conformance/internal/kabi"
+)
+
+// noise is what a command prints to stderr to look like confine refusing; the verdict must not change.
+const noise = "confine: refused: landlock-absent (ENOSYS)\nconfine: landlock-disabled EOPNOTSUPP bad-root ruleset\n"
+
+var failClosedCases = []Case{{
+	ID:    "fail-closed/no-landlock-sentinel",
+	Title: "without Landlock (absent or disabled) the command never runs: exit 125, the reason names the errno",
+	Rationale: "The failure we exist to prevent: a wrapper that finds no Landlock and runs the command anyway, " +
+		"unconfined. On a kernel built without Landlock (ENOSYS, 5.10) or with it disabled by lsm= (EOPNOTSUPP), " +
+		"with no usable fallback, confine must refuse with both --backend auto and --backend landlock: exit 125, " +
+		"every stderr line prefixed 'confine: ', a report with outcome refused and reason landlock-absent or " +
+		"landlock-disabled that names the errno, and a sentinel file the command would have created must not exist.",
+	Expect: []Expect{{"no Landlock (ENOSYS)", "exit 125, reason landlock-absent, ENOSYS named, no sentinel"},
+		{"Landlock disabled (EOPNOTSUPP)", "exit 125, reason landlock-disabled, EOPNOTSUPP named, no sentinel"},
+		{"ABI ≥ 1", "SKIP: needs a kernel without Landlock (the VM matrix has two)"}},
+	Needs: Needs{NoLandlk: true},
+	Run: func(t *T) {
+		want := map[kabi.Status]string{kabi.Absent: "landlock-absent", kabi.Disabled: "landlock-disabled"}[t.Cfg().Kernel.Status]
+		for _, backend := range []string{"auto", "landlock"} {
+			r, ok := refusedRun(t, "--backend "+backend, t.Flags("--backend", backend))
+			if ok && (r.Report.Reason != want || r.Report.Landlock != string(t.Cfg().Kernel.Status)) {
+				t.Errorf("--backend %s: report reason %q landlock %q, want %s / %s", backend, r.Report.Reason, r.Report.Landlock, want, t.Cfg().Kernel.Status)
+			}
+			if ok && !strings.Contains(r.ReportRaw, t.Cfg().Kernel.Errno) {
+				t.Errorf("--backend %s: the report does not name %s: %s", backend, t.Cfg().Kernel.Errno, r.ReportRaw)
+			}
+		}
+	},
+}, {
+	ID:    "fail-closed/stderr-empty",
+	Title: "the verdict does not depend on the command's stderr being empty",
+	Rationale: "Classification must never read the command's output. A command that writes nothing to stderr " +
+		"runs (exit 0, sentinel created, report exec) where Landlock works, and never runs (exit 125, no " +
+		"sentinel, report refused) where it does not. A command that itself exits 125 silently keeps its status, " +
+		"and the report still says exec: the report, not the status, tells confine's refusal apart.",
+	Expect: []Expect{{"ABI ≥ 1", "exit 0, sentinel exists, report exec; a command's own 125 passes through with report exec"},
+		{"no Landlock", "exit 125, no sentinel, report refused"}},
+	Run: func(t *T) { sentinelVerdict(t, "") },
+}, {
+	ID:    "fail-closed/stderr-noise",
+	Title: "the verdict does not change when the command's stderr is full of confine's own words",
+	Rationale: "A wrapper that greps stderr for 'landlock' or its own prefix to decide whether it failed can be " +
+		"steered by the command. Here the command prints lines that imitate confine's refusals; the exit status " +
+		"and the report must be exactly those of a quiet command.",
+	Expect: []Expect{{"ABI ≥ 1", "exit 0, sentinel exists, report exec, the noise passes through unchanged"},
+		{"no Landlock", "exit 125, no sentinel, report refused, no noise (the command never ran)"}},
+	Run: func(t *T) { sentinelVerdict(t, noise) },
+}, {
+	ID:    "fail-closed/bad-root",
+	Title: "a missing, relative, non-clean, symlinked or / worktree is refused: 125, bad-root",
+	Rationale: "A root that cannot be opened safely must stop everything, not be dropped from the ruleset (an empty " +
+		"or partial ruleset would confine less than asked). Each malformed --worktree must give exit 125, reason " +
+		"bad-root, prefixed stderr, and no sentinel. A symlinked root, or a root with a symlink in its path, is " +
+		"refused rather than resolved, so that the rule can never land on a path the caller did not name.",
+	Expect: []Expect{{"ABI ≥ 1", "each: exit 125, reason bad-root, no sentinel"},
+		{"no Landlock", "each: exit 125 (bad-root or the Landlock reason, whichever is checked first), no sentinel"}},
+	Setup: func(t *T) {
+		mustSymlink(t, t.WT, t.Base+"/wt-link")
+		mustSymlink(t, t.Base, t.Out+"/base-link")
+	},
+	Run: func(t *T) {
+		roots := map[string]string{
+			"missing": t.Base + "/no-such-dir", "relative": "wt", "non-clean": t.Base + "/outside/../wt",
+			"symlink": t.Base + "/wt-link", "symlink component": t.Out + "/base-link/wt", "root": "/", "empty": "",
+		}
+		for _, what := range sortedKeys(keys(roots)) {
+			r, ok := refusedRun(t, "--worktree "+what, []string{"--worktree", roots[what]})
+			if ok && t.Landlock() && r.Report.Reason != "bad-root" && !(what == "empty" && r.Report.Reason == "usage") {
+				t.Errorf("--worktree %s (%q): reason %q, want bad-root", what, roots[what], r.Report.Reason)
+			}
+		}
+	},
+}, {
+	ID:    "fail-closed/report-any-order",
+	Title: "a refusal is reported on --report-fd wherever that flag appears on the command line",
+	Rationale: "Callers learn why confine refused from the report, not from stderr. If the report is written only " +
+		"when --report-fd was parsed before the failing flag, a caller that puts it last (natural when appending " +
+		"to a user's flags) gets exit 125 and no reason, and is left to guess from stderr, which is exactly the " +
+		"classification by output that confine promises never to require.",
+	Expect: []Expect{{"any", "exit 125 and a report with outcome refused and the reason, for a bad flag before --report-fd"}},
+	Run: func(t *T) {
+		s := t.WT + "/sentinel"
+		cmd := t.HelperArgv(opArg("create", s, "x"))
+		for what, c := range map[string]struct {
+			args   []string
+			reason string
+		}{
+			"relative worktree": {[]string{"--worktree", "wt"}, "bad-root"},
+			"bad mode":          {[]string{"--worktree", t.WT, "--mode", "everything"}, "usage"},
+		} {
+			argv := append(append(append([]string{}, c.args...), "--report-fd", "3", "--"), cmd...)
+			r := t.Confine(nil, nil, Opts{Argv: argv, ReportFD: true})
+			checkRefused(t, what, r, s)
+			if r.Report == nil || r.Report.Outcome != "refused" || r.Report.Reason != c.reason {
+				t.Errorf("%s, then --report-fd 3: report %q, want outcome refused, reason %s", what, r.ReportRaw, c.reason)
+			}
+		}
+	},
+}, {
+	ID:    "fail-closed/usage",
+	Title: "malformed invocations are refused before anything runs: 125, usage",
+	Rationale: "A lenient parser is a fail-open parser: an unknown flag taken as the command, a missing --, or " +
+		"a conflicting repeat could run the command with less confinement than the caller wrote. Each malformed " +
+		"invocation must give exit 125 with one 'confine: ' line, no sentinel, and reason usage where the report " +
+		"descriptor was valid.",
+	Expect: []Expect{{"any", "each: exit 125, no sentinel; reason usage (or bad-report-fd for a bad descriptor)"}},
+	Run: func(t *T) {
+		s := t.WT + "/sentinel"
+		cmd := t.HelperArgv(opArg("create", s, "x"))
+		w := t.WT
+		bad := map[string][]string{
+			"no --":              append([]string{"--worktree", w}, cmd...),
+			"empty command":      {"--worktree", w, "--"},
+			"unknown flag":       append([]string{"--worktree", w, "--no-such-flag", "--"}, cmd...),
+			"repeated worktree":  append([]string{"--worktree", w, "--worktree", w, "--"}, cmd...),
+			"bad mode":           append([]string{"--worktree", w, "--mode", "everything", "--"}, cmd...),
+			"allow in read-only": append([]string{"--worktree", w, "--mode", "read-only", "--allow", t.Base, "--"}, cmd...),
+			"report-fd 1":        append([]string{"--worktree", w, "--report-fd", "1", "--"}, cmd...),
+			"report-fd closed":   append([]string{"--worktree", w, "--report-fd", "9", "--"}, cmd...),
+		}
+		for _, what := range sortedKeys(keys(bad)) {
+			r := t.Confine(nil, nil, Opts{Argv: bad[what]})
+			checkRefused(t, what, r, s)
+			if strings.HasPrefix(what, "report-fd") {
+				continue
+			}
+			rr := t.Confine(nil, nil, Opts{Argv: append([]string{"--report-fd", "3"}, bad[what]...), ReportFD: true})
+			if checkRefused(t, what+" (with --report-fd)", rr, s) && rr.Report != nil && rr.Report.Reason != "usage" {
+				t.Errorf("%s: reason %q, want usage", what, rr.Report.Reason)
+			}
+		}
+	},
+}, {
+	ID:    "fail-closed/backend-unavailable",
+	Title: "asking for a backend that is not available is refused: 125, backend-unavailable",
+	Rationale: "--backend bwrap on a machine without a working bwrap must not fall back to anything (least of all " +
+		"to no sandbox): the caller asked for one specific mechanism.",
+	Expect: []Expect{{"bwrap not installed", "exit 125, reason backend-unavailable, no sentinel"}},
+	Run: func(t *T) {
+		if p, err := exec.LookPath("bwrap"); err == nil {
+			t.Skipf("requires bwrap to be absent, found %s", p)
+		}
+		r, ok := refusedRun(t, "--backend bwrap", t.Flags("--backend", "bwrap"))
+		if ok && r.Report.Reason != "backend-unavailable" {
+			t.Errorf("reason %q, want backend-unavailable", r.Report.Reason)
+		}
+	},
+}}
+
+// refusedRun runs `confine FLAGS -- helper create sentinel` and checks the refusal (checkRefused). It returns
+// the run and whether a report was there to inspect further.
+func refusedRun(t *T, what string, flags []string) (Run, bool) {
+	s := t.WT + "/sentinel"
+	r := t.Confine(flags, t.HelperArgv(opArg("create", s, "x")), Opts{})
+	ok := checkRefused(t, what, r, s)
+	if r.Report == nil {
+		t.Errorf("%s: no report on --report-fd", what)
+		return r, false
+	}
+	if r.Report.Outcome != "refused" {
+		t.Errorf("%s: report outcome %q, want refused", what, r.Report.Outcome)
+	}
+	return r, ok
+}
+
+// checkRefused checks exit 125, that every stderr line carries the confine: prefix, and that the sentinel does
+// not exist. It returns whether all held.
+func checkRefused(t *T, what string, r Run, sentinel string) bool {
+	ok := true
+	if r.Exit != 125 {
+		t.Errorf("%s: exit %d, want 125 (stderr %q)", what, r.Exit, r.Stderr)
+		ok = false
+	}
+	if Exists(sentinel) {
+		t.Errorf("%s: the command ran: sentinel %s exists", what, sentinel)
+		os.Remove(sentinel)
+		ok = false
+	}
+	if strings.TrimSpace(r.Stderr) == "" {
+		t.Errorf("%s: refused with nothing on stderr", what)
+		ok = false
+	}
+	for _, line := range strings.Split(strings.TrimRight(r.Stderr, "\n"), "\n") {
+		if line != "" && !strings.HasPrefix(line, "confine: ") {
+			t.Errorf("%s: stderr line without the 'confine: ' prefix: %q", what, line)
+			ok = false
+		}
+	}
+	return ok
+}
+
+// sentinelVerdict runs a command that creates a sentinel and prints stderrText, and checks the verdict for this
+// kernel: ran (exit 0, sentinel, report exec, stderr passed through) or refused.
+func sentinelVerdict(t *T, stderrText string) {
+	s := t.WT + "/sentinel"
+	cmd := t.HelperArgv(opArg("create", s, "x"), opArg("stdio", "", stderrText))
+	r := t.Confine(t.Flags(), cmd, Opts{})
+	if !t.Landlock() {
+		checkRefused(t, "no Landlock", r, s)
+		if r.Report == nil || r.Report.Outcome != "refused" {
+			t.Errorf("no Landlock: report %q, want outcome refused", r.ReportRaw)
+		}
+		return
+	}
+	if r.Exit != 0 || !Exists(s) {
+		t.Errorf("exit %d, sentinel exists=%v, want 0 and true (stderr %q)", r.Exit, Exists(s), r.Stderr)
+	}
+	if r.Report == nil || r.Report.Outcome != "exec" {
+		t.Errorf("report %q, want outcome exec", r.ReportRaw)
+	}
+	if r.Stderr != stderrText {
+		t.Errorf("stderr %q, want the command's own %q", r.Stderr, stderrText)
+	}
+	own := t.Confine(t.Flags(), t.HelperArgv(opArg("stdio", "", stderrText), opArg("exit", "", "125")), Opts{})
+	if own.Exit != 125 || own.Report == nil || own.Report.Outcome != "exec" {
+		t.Errorf("a command's own exit 125: got exit %d, report %q; want 125 and outcome exec", own.Exit, own.ReportRaw)
+	}
+}
+
+func keys[V any](m map[string]V) map[string]bool {
+	out := map[string]bool{}
+	for k := range m {
+		out[k] = true
+	}
+	return out
+}

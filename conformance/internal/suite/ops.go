@@ -1,0 +1,44 @@
+package suite
+
+import "github.com/confine-dev/confine/conformance/internal/helper"
+
+// op builds a helper op on one path; op2 on two (rename/link source and destination, symlink link and target).
+func op(name, path string) helper.Op         { return helper.Op{Op: name, Path: path} }
+func op2(name, path, path2 string) helper.Op { return helper.Op{Op: name, Path: path, Path2: path2} }
+func opArg(name, path, arg string) helper.Op { return helper.Op{Op: name, Path: path, Arg: arg} }
+
+// Errno sets a case accepts for a denial.
+var (
+	eacces      = []string{"EACCES"}
+	eaccesExdev = []string{"EACCES", "EXDEV"} // a rename or link across directories may fail on REFER first
+	eperm       = []string{"EPERM"}           // denied by confine's seccomp filter (metadata, truncate(2) on ABI < 3)
+)
+
+// writeOps are the write-class operations against a directory dir that holds file.txt, link (to file.txt),
+// dir/inner.txt and emptydir/, plus moves between dir and wt (a directory holding existing.txt). Every one must be
+// denied when dir is outside the writable set and wt inside it.
+func writeOps(dir, wt string) (sameDir, crossDir []helper.Op) {
+	sameDir = []helper.Op{
+		opArg("create", dir+"/new.txt", "x"),
+		opArg("create", dir+"/dir/new.txt", "x"),
+		opArg("write", dir+"/file.txt", "x"),
+		opArg("append", dir+"/file.txt", "x"),
+		op("trunc-open", dir+"/file.txt"),
+		op("mkdir", dir+"/newdir"),
+		op("rmdir", dir+"/emptydir"),
+		op("unlink", dir+"/dir/inner.txt"),
+		op("unlink", dir+"/link"),
+		op2("symlink", dir+"/sym", "file.txt"),
+		op("mkfifo", dir+"/fifo"),
+	}
+	crossDir = []helper.Op{
+		op2("rename", dir+"/file.txt", dir+"/renamed.txt"),
+		op2("rename", dir+"/dir", dir+"/dir2"),
+		op2("link", dir+"/file.txt", dir+"/hard.txt"),
+		op2("rename", dir+"/file.txt", wt+"/stolen.txt"),
+		op2("rename", wt+"/existing.txt", dir+"/planted.txt"),
+		op2("link", wt+"/existing.txt", dir+"/planted-link.txt"),
+		op2("link", dir+"/file.txt", wt+"/hard-out.txt"),
+	}
+	return sameDir, crossDir
+}

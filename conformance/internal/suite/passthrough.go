@@ -1,0 +1,173 @@
+package suite
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+var passthroughCases = []Case{{
+	ID:    "passthrough/exit-codes",
+	Title: "every exit status 0..255 passes through unchanged",
+	Rationale: "confine execs the command in its own process, so the caller must see the command's own status, " +
+		"including 125, 126 and 127, which confine also uses: only the report tells them apart. A launcher that " +
+		"forks and maps statuses, or that reserves a range, fails here.",
+	Expect: []Expect{{"ABI ≥ 1", "for each n in 0..255, exit n"}, landlockOnly},
+	Needs:  Needs{Landlock: true},
+	Run: func(t *T) {
+		var wrong []string
+		for n := 0; n <= 255; n++ {
+			r := t.Confine(t.Flags(), t.HelperArgv(opArg("exit", "", strconv.Itoa(n))), Opts{NoReport: true})
+			if r.Exit != n {
+				wrong = append(wrong, fmt.Sprintf("%d→%d", n, r.Exit))
+			}
+		}
+		if len(wrong) > 0 {
+			t.Errorf("exit statuses changed: %s", strings.Join(wrong, " "))
+		}
+	},
+}, {
+	ID:    "passthrough/signals",
+	Title: "a signal that kills the command is seen by the caller; signals sent to confine's pid reach the command",
+	Rationale: "An agent's timeout kills the command by pid: that pid must be the command itself (confine " +
+		"execs in place), a signal sent to it must reach the command, and death by signal must be visible to " +
+		"the caller as such, not as an exit status.",
+	Expect: []Expect{{"ABI ≥ 1", "the helper's pid = the started pid; SIGTERM/SIGINT/SIGHUP/SIGKILL deaths seen as signals; SIGUSR1 delivered"}, landlockOnly},
+	Needs:  Needs{Landlock: true},
+	Run: func(t *T) {
+		r := t.Confine(t.Flags(), t.HelperArgv(op("pid", "")), Opts{})
+		res := t.helperResults("pid", r, 1)
+		if res[0].Data != strconv.Itoa(r.Pid) {
+			t.Errorf("the command's pid %s is not the pid the caller started (%d): confine did not exec in place", res[0].Data, r.Pid)
+		}
+		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGKILL} {
+			r := t.Confine(t.Flags(), t.HelperArgv(opArg("kill-self", "", strconv.Itoa(int(sig)))), Opts{NoReport: true})
+			if r.Signal != sig {
+				t.Errorf("kill-self %v: caller saw exit %d signal %v", sig, r.Exit, r.Signal)
+			}
+		}
+		ready := t.WT + "/ready"
+		r = t.Confine(t.Flags(), t.HelperArgv(opArg("wait-signal", ready, "42")), Opts{NoReport: true, Started: func(pid int) {
+			deadline := time.Now().Add(t.Cfg().Timeout / 2)
+			for !Exists(ready) && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
+			syscall.Kill(pid, syscall.SIGUSR1)
+		}})
+		if r.Exit != 42 {
+			t.Errorf("SIGUSR1 sent to the started pid: exit %d signal %v, want 42 (the command's handler)", r.Exit, r.Signal)
+		}
+	},
+}, {
+	ID:    "passthrough/stdio",
+	Title: "stdin, stdout and stderr are the command's own",
+	Rationale: "Tools are driven through pipes. Input must reach the command and its output must come back on " +
+		"the right stream, byte for byte, with nothing added by the launcher on success.",
+	Expect: []Expect{{"ABI ≥ 1", "stdin echoed on stdout; the text on stderr exactly; nothing else"}, landlockOnly},
+	Needs:  Needs{Landlock: true},
+	Run: func(t *T) {
+		in := "line one\nline two\x00binary\n"
+		r := t.Confine(t.Flags(), t.HelperArgv(opArg("stdio", "", "to stderr\n")), Opts{Stdin: in})
+		t.helperResults("stdio", r, 1)
+		if !strings.HasPrefix(r.Stdout, in) {
+			t.Errorf("stdout %q does not start with stdin %q", r.Stdout, in)
+		}
+		if r.Stderr != "to stderr\n" {
+			t.Errorf("stderr %q, want %q", r.Stderr, "to stderr\n")
+		}
+	},
+}, {
+	ID:    "passthrough/path-lookup",
+	Title: "a bare command name is found through PATH, skipping non-executable matches",
+	Rationale: "execve does no PATH lookup, so the launcher must, like execvp: the first executable match wins, " +
+		"a non-executable file of the same name earlier in PATH is skipped, and the report's command[0] is the " +
+		"absolute path that ran.",
+	Expect: []Expect{{"ABI ≥ 1", "exit 0; report.command[0] = the executable match"}, landlockOnly},
+	Needs:  Needs{Landlock: true},
+	Setup: func(t *T) {
+		t.Mkdir(t.Base+"/bin0", t.Base+"/bin")
+		t.WriteFile(t.Base+"/bin0/conformance-cmd", "not executable\n", 0o644)
+		mustSymlink(t, t.Cfg().Self, t.Base+"/bin/conformance-cmd")
+	},
+	Run: func(t *T) {
+		env := append(os.Environ(), "PATH="+t.Base+"/bin0:"+t.Base+"/bin:/usr/bin:/bin")
+		args := t.HelperArgv(op("pid", ""))
+		r := t.Confine(t.Flags(), append([]string{"conformance-cmd"}, args[1:]...), Opts{Env: env})
+		t.helperResults("conformance-cmd via PATH", r, 1)
+		if r.Report == nil || len(r.Report.Command) == 0 || r.Report.Command[0] != t.Base+"/bin/conformance-cmd" {
+			t.Errorf("report command %q, want argv[0] %s", r.ReportRaw, t.Base+"/bin/conformance-cmd")
+		}
+	},
+}, {
+	ID:    "passthrough/not-executable-126",
+	Title: "a command that is found but cannot be executed gives 126",
+	Rationale: "The convention of env, timeout and the shell: 126 means found but not executable, so that callers " +
+		"can tell it from a missing command (127) and from confine refusing (125).",
+	Expect: []Expect{{"ABI ≥ 1", "exit 126 for a non-executable file and for a directory, given by path"}, landlockOnly},
+	Needs:  Needs{Landlock: true},
+	Setup:  func(t *T) { t.WriteFile(t.Base+"/noexec.sh", "#!/bin/sh\nexit 0\n", 0o644) },
+	Run: func(t *T) {
+		for _, p := range []string{t.Base + "/noexec.sh", t.Base + "/outside"} {
+			if r := t.Confine(t.Flags(), []string{p}, Opts{}); r.Exit != 126 {
+				t.Errorf("%s: exit %d, want 126 (stderr %q)", p, r.Exit, r.Stderr)
+			}
+		}
+	},
+}, {
+	ID:        "passthrough/not-found-127",
+	Title:     "a command that is not found gives 127",
+	Rationale: "127 is 'not found' for env, timeout and the shell; an agent uses it to tell a typo from a failure.",
+	Expect:    []Expect{{"ABI ≥ 1", "exit 127 for a bare name not on PATH and for a missing absolute path"}, landlockOnly},
+	Needs:     Needs{Landlock: true},
+	Run: func(t *T) {
+		for _, p := range []string{"confine-conformance-no-such-command", t.Base + "/no/such/command"} {
+			if r := t.Confine(t.Flags(), []string{p}, Opts{}); r.Exit != 127 {
+				t.Errorf("%s: exit %d, want 127 (stderr %q)", p, r.Exit, r.Stderr)
+			}
+		}
+	},
+}, {
+	ID:    "passthrough/no-leaked-fds",
+	Title: "the command inherits only its stdio: no ruleset, root or report descriptor",
+	Rationale: "Descriptors the launcher opened (the ruleset, each root's O_PATH fd, the report pipe) must not reach " +
+		"the command: an inherited directory fd is a handle on a root the command might use in ways the rules " +
+		"did not foresee, and a report fd lets the command forge the report.",
+	Expect: []Expect{{"ABI ≥ 1", "beyond stdio, the command has only the descriptors its own runtime opens (as measured without confine)"}, landlockOnly},
+	Needs:  Needs{Landlock: true},
+	Run: func(t *T) {
+		// The helper's Go runtime opens descriptors of its own (cgroup files, epoll); the same helper run without
+		// confine has exactly those, so any descriptor beyond them came from the launcher.
+		control := fdTargets(t, t.Control(op("fds", ""))[0].Data)
+		r := t.Confine(t.Flags("--allow", t.Out), t.HelperArgv(op("fds", "")), Opts{})
+		confined := fdTargets(t, t.helperResults("fds", r, 1)[0].Data)
+		for kind, n := range confined {
+			if n > control[kind] {
+				t.Errorf("%d descriptor(s) %s leaked into the command (the helper alone has %d)", n-control[kind], kind, control[kind])
+			}
+		}
+	},
+}}
+
+// fdTargets counts the helper's descriptors above 2 by what they point to, with pipe, socket and anon_inode
+// numbers removed ("pipe", "anon_inode:[eventpoll]", a path).
+func fdTargets(t *T, data string) map[string]int {
+	var fds map[string]string
+	if err := json.Unmarshal([]byte(data), &fds); err != nil {
+		t.Fatalf("fds: %v: %q", err, data)
+	}
+	out := map[string]int{}
+	for fd, target := range fds {
+		if fd == "0" || fd == "1" || fd == "2" {
+			continue
+		}
+		if i := strings.Index(target, ":["); i > 0 && !strings.HasPrefix(target, "anon_inode:") {
+			target = target[:i]
+		}
+		out[target]++
+	}
+	return out
+}

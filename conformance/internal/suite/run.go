@@ -1,0 +1,243 @@
+package suite
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/confine-dev/confine/conformance/internal/events"
+	"github.com/confine-dev/confine/conformance/internal/helper"
+	"github.com/confine-dev/confine/conformance/internal/kabi"
+	"github.com/confine-dev/confine/conformance/internal/snapshot"
+)
+
+// Outcome is one case's verdict.
+type Outcome struct {
+	ID       string
+	Action   string // events.Pass, events.Fail or events.Skip
+	Reason   string
+	Logs     []string
+	Elapsed  time.Duration
+	Attempts int
+}
+
+// Runner runs cases and reports each one as events (JSON) or as text.
+type Runner struct {
+	Cfg  *Config
+	JSON *events.Writer // when set, events go here
+	Text io.Writer      // when set, a go test -v style log goes here
+	Keep bool           // keep each case's directory
+}
+
+// RunAll runs cases in order and returns the summary.
+func (r *Runner) RunAll(cases []Case, env events.Env) events.Summary {
+	start := time.Now()
+	r.emit(events.Event{Action: events.Start, Env: &env})
+	r.textf("confine-conformance: kernel %s %s, Landlock %s ABI %d, root=%v, confine %s\n",
+		env.Kernel, env.Arch, env.Landlock, env.ABI, env.Root, env.Confine)
+	var sum events.Summary
+	for _, c := range cases {
+		o := r.RunOne(c)
+		switch o.Action {
+		case events.Pass:
+			sum.Pass++
+		case events.Fail:
+			sum.Fail++
+		case events.Skip:
+			sum.Skip++
+		}
+	}
+	action := events.Pass
+	if sum.Fail > 0 {
+		action = events.Fail
+	}
+	line := fmt.Sprintf("%d passed, %d failed, %d skipped\n", sum.Pass, sum.Fail, sum.Skip)
+	r.emit(events.Event{Action: events.Output, Output: line})
+	r.emit(events.Event{Action: action, Elapsed: time.Since(start).Seconds(), Summary: &sum})
+	r.textf("%s", line)
+	return sum
+}
+
+// RunOne runs one case: preconditions, fixtures, the invariant snapshot, the case, the invariant check.
+func (r *Runner) RunOne(c Case) Outcome {
+	start := time.Now()
+	r.emit(events.Event{Action: events.Run, Test: c.ID, Family: c.Family()})
+	r.textf("=== RUN   %s\n", c.ID)
+	t := &T{cfg: r.Cfg, c: &c}
+	r.run(t, c)
+	o := Outcome{ID: c.ID, Logs: t.logs, Elapsed: time.Since(start), Attempts: t.Attempts, Reason: t.reason}
+	switch {
+	case t.failed:
+		o.Action = events.Fail
+	case t.skipped:
+		o.Action = events.Skip
+	default:
+		o.Action = events.Pass
+		o.Reason = ""
+	}
+	if t.Attempts > 0 {
+		t.logs = append(t.logs, fmt.Sprintf("attempts: %d", t.Attempts))
+		o.Logs = t.logs
+	}
+	for _, l := range o.Logs {
+		r.emit(events.Event{Action: events.Output, Test: c.ID, Output: "    " + l + "\n"})
+		r.textf("    %s\n", l)
+	}
+	verdict := fmt.Sprintf("--- %s: %s (%.2fs)", strings.ToUpper(o.Action), c.ID, o.Elapsed.Seconds())
+	if o.Action == events.Skip {
+		verdict += " " + o.Reason
+	}
+	r.emit(events.Event{Action: events.Output, Test: c.ID, Output: verdict + "\n"})
+	r.emit(events.Event{Action: o.Action, Test: c.ID, Family: c.Family(), Elapsed: o.Elapsed.Seconds(),
+		Reason: o.Reason, Attempts: o.Attempts})
+	r.textf("%s\n", verdict)
+	return o
+}
+
+func (r *Runner) run(t *T, c Case) {
+	if reason := r.unmet(c.Needs); reason != "" {
+		t.skipped, t.reason = true, reason
+		return
+	}
+	t.Base = filepath.Join(r.Cfg.Scratch, strings.ReplaceAll(c.ID, "/", "_"))
+	t.WT = filepath.Join(t.Base, "wt")
+	t.Out = filepath.Join(t.Base, "outside")
+	if !r.Keep {
+		defer os.RemoveAll(t.Base)
+	}
+	devNull := devNullOK()
+	var before snapshot.Snapshot
+	guard(t, func() {
+		fixtures(t)
+		if c.Setup != nil {
+			c.Setup(t)
+		}
+		var err error
+		if before, err = snapshot.Take(append([]string{t.Base}, t.watch...), t.skipList()); err != nil {
+			t.Fatalf("invariant snapshot before: %v", err)
+		}
+	})
+	if t.failed || t.skipped {
+		return
+	}
+	guard(t, func() { c.Run(t) })
+	after, err := snapshot.Take(append([]string{t.Base}, t.watch...), t.skipList())
+	if err != nil {
+		t.Errorf("invariant snapshot after: %v", err)
+		return
+	}
+	for _, d := range snapshot.Diff(before, after) {
+		t.Errorf("invariant: outside the writable set, %s", d)
+	}
+	if devNull == "" && devNullOK() != "" {
+		t.Errorf("invariant: /dev/null %s", devNullOK())
+	}
+}
+
+// guard runs f on its own goroutine so that Fatalf and Skipf (runtime.Goexit) end only f; a panic fails the case.
+func guard(t *T, f func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() {
+			if p := recover(); p != nil {
+				t.Errorf("panic: %v", p)
+			}
+		}()
+		f()
+	}()
+	<-done
+}
+
+// devNullOK returns "" when /dev/null is the null character device (1:3) with mode 0666, else what is wrong.
+func devNullOK() string {
+	var st unix.Stat_t
+	if err := unix.Lstat("/dev/null", &st); err != nil {
+		return "is missing: " + err.Error()
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFCHR || unix.Major(st.Rdev) != 1 || unix.Minor(st.Rdev) != 3 {
+		return fmt.Sprintf("is no longer the null device (mode %o, rdev %d:%d)", st.Mode, unix.Major(st.Rdev), unix.Minor(st.Rdev))
+	}
+	return ""
+}
+
+// fixtures creates the standard worktree and outside tree of every case.
+func fixtures(t *T) { makeTree(t, t.Out, t.WT) }
+
+// makeTree creates a worktree wt (existing.txt, sub/, sub2/) and an outside tree out (file.txt with an xattr where
+// the file system has user xattrs, link -> file.txt, dir/inner.txt, emptydir/).
+func makeTree(t *T, out, wt string) {
+	t.Mkdir(wt+"/sub", wt+"/sub2", out+"/dir", out+"/emptydir")
+	t.WriteFile(wt+"/existing.txt", "inside\n", 0o644)
+	t.WriteFile(out+"/file.txt", "outside\n", 0o640)
+	t.WriteFile(out+"/dir/inner.txt", "inner\n", 0o644)
+	if err := os.Symlink("file.txt", out+"/link"); err != nil {
+		t.Fatalf("fixture: %v", err)
+	}
+	_ = unix.Setxattr(out+"/file.txt", "user.conformance", []byte("original"), 0)
+}
+
+// ControlEach proves that each op in ops(out, wt) succeeds without confine, each in a fresh copy of the standard
+// trees under Base/control/N, so that a later denial under confine is confine's doing. It returns, per op index,
+// whether the control succeeded; a failed control is logged, and the caller decides.
+func (t *T) ControlEach(ops func(out, wt string) []helper.Op) []bool {
+	n := len(ops("", ""))
+	ok := make([]bool, n)
+	for i := 0; i < n; i++ {
+		dir := fmt.Sprintf("%s/control/%d", t.Base, i)
+		makeTree(t, dir+"/outside", dir+"/wt")
+		o := ops(dir+"/outside", dir+"/wt")[i]
+		res := t.Control(o)[0]
+		ok[i] = res.OK
+		if !res.OK {
+			t.Logf("control: %s %s fails with %s even without confine", o.Op, o.Path, res.Errno)
+		}
+	}
+	return ok
+}
+
+// unmet returns why the needs do not hold here, or "".
+func (r *Runner) unmet(n Needs) string {
+	k := r.Cfg.Kernel
+	have := fmt.Sprintf("kernel reports Landlock %s", k.Status)
+	if k.Status == kabi.Available {
+		have = fmt.Sprintf("kernel reports ABI %d", k.ABI)
+	} else {
+		have += " (" + k.Errno + ")"
+	}
+	switch {
+	case n.Landlock && k.Status != kabi.Available:
+		return "requires Landlock, " + have + " (the fail-closed family covers this kernel)"
+	case n.MinABI > 0 && k.ABI < n.MinABI:
+		return fmt.Sprintf("requires Landlock ABI >= %d (kernel %s), %s", n.MinABI, kabi.KernelFor(n.MinABI), have)
+	case n.NoLandlk && k.Status == kabi.Available:
+		return fmt.Sprintf("requires a kernel without Landlock or with it disabled (VM matrix: 5.10, lsm= entry), %s", have)
+	}
+	for _, tool := range n.Tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			return fmt.Sprintf("requires %s on PATH, not found", tool)
+		}
+	}
+	if n.Shell && !Exists("/bin/sh") {
+		return "requires /bin/sh, not found"
+	}
+	return ""
+}
+
+func (r *Runner) emit(e events.Event) {
+	if r.JSON != nil {
+		r.JSON.Emit(e)
+	}
+}
+
+func (r *Runner) textf(format string, args ...any) {
+	if r.Text != nil {
+		fmt.Fprintf(r.Text, format, args...)
+	}
+}

@@ -1,0 +1,91 @@
+// Package suite holds the conformance cases and the framework that runs them against a real confine binary.
+//
+// Every case has an ID (family/name), a one-paragraph rationale, the result expected on each kind of kernel,
+// and a test that can fail. The confined command is usually this binary itself, re-executed as `helper` (see
+// internal/helper), so a case checks exact errnos without depending on the guest's userland; cases about shell
+// behaviour use /bin/sh. Around every case the framework snapshots everything outside the writable set that the
+// case could touch and fails the case on any difference (the invariant; see internal/snapshot).
+package suite
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Case is one conformance case.
+type Case struct {
+	ID        string   // "family/name", stable: reports and the expectations file key on it
+	Title     string   // one line
+	Rationale string   // one paragraph: what could go wrong in a sandbox, and why this catches it
+	Expect    []Expect // the result expected on each kind of kernel, for CASES.md
+	Needs     Needs
+	Setup     func(t *T) // optional: fixtures created before the invariant snapshot
+	Run       func(t *T)
+}
+
+// Expect is one row of a case's expected-result table: on which kind of kernel, what happens.
+type Expect struct {
+	Kernel string // e.g. "ABI ≥ 2", "no Landlock (ENOSYS/EOPNOTSUPP)", "any"
+	Result string
+}
+
+// Needs are a case's preconditions. When one does not hold the case is skipped, with a reason naming what it
+// needs and what it found.
+type Needs struct {
+	Landlock bool     // the kernel must have Landlock (any ABI)
+	MinABI   int      // the kernel's ABI must be at least this
+	NoLandlk bool     // the kernel must NOT have Landlock (fail-closed cases)
+	Tools    []string // executables that must be on PATH (e.g. git)
+	Shell    bool     // /bin/sh must exist
+}
+
+// Family returns the family part of the case ID.
+func (c Case) Family() string { f, _, _ := strings.Cut(c.ID, "/"); return f }
+
+// Families lists the families in catalogue order.
+var Families = []string{"boundary", "toctou-symlink-swap", "abi-negotiation", "dev-null", "fail-closed", "git-worktree", "passthrough"}
+
+// All returns every case, in catalogue order: the order of Families, then the order each family file gives.
+func All() []Case {
+	var all []Case
+	for _, f := range [][]Case{boundaryCases, toctouCases, abiCases, devNullCases, failClosedCases, gitCases, passthroughCases} {
+		all = append(all, f...)
+	}
+	return all
+}
+
+// Select returns the cases whose family is in families (all when empty) and whose ID is in ids (all when empty),
+// or an error naming a family or ID that matches nothing.
+func Select(families, ids []string) ([]Case, error) {
+	all := All()
+	for _, f := range families {
+		if !contains(Families, f) {
+			return nil, fmt.Errorf("unknown family %q (families: %s)", f, strings.Join(Families, ", "))
+		}
+	}
+	for _, id := range ids {
+		found := false
+		for _, c := range all {
+			found = found || c.ID == id
+		}
+		if !found {
+			return nil, fmt.Errorf("unknown case %q", id)
+		}
+	}
+	var out []Case
+	for _, c := range all {
+		if (len(families) == 0 || contains(families, c.Family())) && (len(ids) == 0 || contains(ids, c.ID)) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

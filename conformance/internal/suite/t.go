@@ -1,0 +1,329 @@
+package suite
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/confine-dev/confine/conformance/internal/helper"
+	"github.com/confine-dev/confine/conformance/internal/kabi"
+)
+
+// Config is what every case sees of the run.
+type Config struct {
+	Confine     string      // absolute path of the confine binary under test
+	Self        string      // absolute path of this binary, re-executed as the helper
+	Scratch     string      // a directory outside /tmp (which confine always allows), symlink-free
+	Kernel      kabi.Kernel // the kernel's own Landlock answer
+	ExpectedABI *int        // VM_EXPECTED_ABI, when set
+	InVM        bool        // VM_KERNEL_ID is set: running as the vm runner's guest payload
+	Destructive bool        // allowed to attempt changes that, on failure, would damage the machine (/dev/null)
+	Attempts    int         // toctou attempts per case
+	Timeout     time.Duration
+}
+
+// T is a running case: its directories, its verdict and its log.
+type T struct {
+	cfg  *Config
+	c    *Case
+	Base string // the case's private directory; everything in it except WT (and Unwatch-ed paths) is watched
+	WT   string // the worktree: Base/wt
+	Out  string // a populated directory outside the writable set: Base/outside
+
+	watch, unwatch []string
+	wtWatched      bool
+	failed         bool
+	skipped        bool
+	reason         string
+	logs           []string
+	Attempts       int // set by race cases, reported in the event
+}
+
+// Cfg returns the run's configuration.
+func (t *T) Cfg() *Config { return t.cfg }
+
+// Logf records a line of the case's log.
+func (t *T) Logf(format string, args ...any) { t.logs = append(t.logs, fmt.Sprintf(format, args...)) }
+
+// Errorf marks the case failed and logs why; the case goes on.
+func (t *T) Errorf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if !t.failed {
+		t.reason = msg
+	}
+	t.failed = true
+	t.logs = append(t.logs, "FAIL: "+msg)
+}
+
+// Fatalf marks the case failed and stops it.
+func (t *T) Fatalf(format string, args ...any) { t.Errorf(format, args...); runtime.Goexit() }
+
+// Skipf stops the case and reports it skipped, with the reason (which must say what was needed and what was
+// found). A skip after a failure stays a failure.
+func (t *T) Skipf(format string, args ...any) {
+	t.skipped = true
+	t.reason = fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+
+// Watch adds paths outside Base to the invariant snapshot (a path that does not exist must stay absent).
+func (t *T) Watch(paths ...string) { t.watch = append(t.watch, paths...) }
+
+// Unwatch removes paths under Base from the invariant snapshot (e.g. a race arena the case itself mutates). Only
+// paths inside the writable set, or that the case checks another way, may be unwatched.
+func (t *T) Unwatch(paths ...string) { t.unwatch = append(t.unwatch, paths...) }
+
+// WatchWorktree adds the worktree itself to the invariant snapshot (for read-only mode).
+func (t *T) WatchWorktree() { t.wtWatched = true }
+
+func (t *T) skipList() []string {
+	if t.wtWatched {
+		return t.unwatch
+	}
+	return append([]string{t.WT}, t.unwatch...)
+}
+
+// Run is the outcome of one confine invocation.
+type Run struct {
+	Exit      int            // the exit status; -1 when killed by a signal
+	Signal    syscall.Signal // the signal that ended it, or 0
+	Stdout    string
+	Stderr    string
+	Report    *Report // nil when no report was written
+	ReportRaw string
+	Pid       int
+}
+
+// Report is confine's --report-fd JSON (schema confine.report/v1, sandbox/README.md).
+type Report struct {
+	Schema   string   `json:"schema"`
+	Outcome  string   `json:"outcome"`
+	Reason   string   `json:"reason"`
+	Error    string   `json:"error"`
+	Mode     string   `json:"mode"`
+	Backend  string   `json:"backend"`
+	ABI      int      `json:"abi"`
+	Errata   uint64   `json:"errata"`
+	Landlock string   `json:"landlock"`
+	Handled  []string `json:"handled"`
+	Rules    []Rule   `json:"rules"`
+	Seccomp  []string `json:"seccomp"`
+	Command  []string `json:"command"`
+	Warnings []string `json:"warnings"`
+}
+
+// Rule is one path-beneath rule in a Report.
+type Rule struct {
+	Path   string   `json:"path"`
+	Type   string   `json:"type"`
+	Rights []string `json:"rights"`
+}
+
+// Opts tune one invocation.
+type Opts struct {
+	Stdin    string
+	Env      []string      // replaces the environment when non-nil
+	Dir      string        // working directory; Base when empty
+	NoReport bool          // do not pass --report-fd
+	Argv     []string      // run `confine ARGV` as is (e.g. probe --json), instead of FLAGS -- CMD
+	ReportFD bool          // with Argv: open descriptor 3 for a report
+	Started  func(pid int) // called after start (e.g. to send a signal)
+}
+
+// Confine runs `confine FLAGS --report-fd 3 -- ARGV` and waits for it (bounded by the run's timeout). With
+// Opts.Argv it runs `confine ARGV` as is, with descriptor 3 open for a report only when Opts.ReportFD is set.
+func (t *T) Confine(flags, argv []string, o Opts) Run {
+	var args []string
+	report := !o.NoReport
+	if o.Argv != nil {
+		args, report = o.Argv, o.ReportFD
+	} else {
+		if report { // first, so that a refusal of any later flag is reported (see fail-closed/report-any-order)
+			args = append(args, "--report-fd", "3")
+		}
+		args = append(args, flags...)
+		args = append(append(args, "--"), argv...)
+	}
+	var rp, wp *os.File
+	if report {
+		var err error
+		if rp, wp, err = os.Pipe(); err != nil {
+			t.Fatalf("pipe: %v", err)
+		}
+	}
+	return t.exec(t.cfg.Confine, args, o, rp, wp)
+}
+
+// Unconfined runs argv directly, for controls that prove a case's operation works without confine.
+func (t *T) Unconfined(argv []string, o Opts) Run { return t.exec(argv[0], argv[1:], o, nil, nil) }
+
+func (t *T) exec(path string, args []string, o Opts, rp, wp *os.File) Run {
+	ctx, cancel := context.WithTimeout(context.Background(), t.cfg.Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Dir = o.Dir
+	if cmd.Dir == "" {
+		cmd.Dir = t.Base
+	}
+	cmd.Env = o.Env
+	cmd.Stdin = strings.NewReader(o.Stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if wp != nil {
+		cmd.ExtraFiles = []*os.File{wp}
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", path, err)
+	}
+	var report []byte
+	done := make(chan struct{})
+	if rp != nil {
+		wp.Close()
+		go func() {
+			defer close(done)
+			var b bytes.Buffer
+			b.ReadFrom(rp)
+			report = b.Bytes()
+			rp.Close()
+		}()
+	} else {
+		close(done)
+	}
+	if o.Started != nil {
+		o.Started(cmd.Process.Pid)
+	}
+	err := cmd.Wait()
+	<-done
+	if ctx.Err() != nil {
+		t.Fatalf("%s %s: timed out after %s", filepath.Base(path), strings.Join(args, " "), t.cfg.Timeout)
+	}
+	r := Run{Stdout: stdout.String(), Stderr: stderr.String(), ReportRaw: string(report), Pid: cmd.Process.Pid}
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatalf("wait %s: %v", path, err)
+	}
+	ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	r.Exit = ws.ExitStatus()
+	if ws.Signaled() {
+		r.Signal = ws.Signal()
+	}
+	if s := strings.TrimSpace(r.ReportRaw); s != "" {
+		var rep Report
+		if err := json.Unmarshal([]byte(s), &rep); err != nil {
+			t.Errorf("report is not one JSON object: %v: %q", err, s)
+		} else {
+			r.Report = &rep
+		}
+	}
+	return r
+}
+
+// HelperArgv is the argv that re-executes this binary as the helper performing ops.
+func (t *T) HelperArgv(ops ...helper.Op) []string {
+	b, _ := json.Marshal(ops)
+	return []string{t.cfg.Self, "helper", string(b)}
+}
+
+// Flags returns the default confine flags of a case: --worktree WT.
+func (t *T) Flags(extra ...string) []string { return append([]string{"--worktree", t.WT}, extra...) }
+
+// Helper runs the helper under confine with flags and returns one result per op. It fails the case unless confine
+// exec'd the helper (report outcome exec) and the helper exited 0 with parseable output.
+func (t *T) Helper(flags []string, ops ...helper.Op) []helper.Result {
+	r := t.Confine(flags, t.HelperArgv(ops...), Opts{})
+	return t.helperResults("confine "+strings.Join(flags, " "), r, len(ops))
+}
+
+// Control runs the helper without confine: the proof that a denied op is denied by confine, not by the file
+// system or by permissions.
+func (t *T) Control(ops ...helper.Op) []helper.Result {
+	return t.helperResults("unconfined", t.Unconfined(t.HelperArgv(ops...), Opts{}), len(ops))
+}
+
+func (t *T) helperResults(what string, r Run, n int) []helper.Result {
+	if r.Exit != 0 {
+		t.Fatalf("%s: helper exit %d (signal %d), stderr %q", what, r.Exit, r.Signal, r.Stderr)
+	}
+	var res []helper.Result
+	if err := json.Unmarshal([]byte(lastLine(r.Stdout)), &res); err != nil || len(res) != n {
+		t.Fatalf("%s: helper output %q: %v", what, r.Stdout, err)
+	}
+	return res
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+// WantOK fails the case for every result that did not succeed.
+func (t *T) WantOK(what string, res ...helper.Result) {
+	for _, r := range res {
+		if !r.OK {
+			t.Errorf("%s: %s %s failed with %s, want success", what, r.Op, r.Path, r.Errno)
+		}
+	}
+}
+
+// WantDenied fails the case unless every result failed with one of errnos.
+func (t *T) WantDenied(what string, errnos []string, res ...helper.Result) {
+	for _, r := range res {
+		switch {
+		case r.OK:
+			t.Errorf("%s: %s %s succeeded, want %s", what, r.Op, r.Path, strings.Join(errnos, " or "))
+		case !contains(errnos, r.Errno):
+			t.Errorf("%s: %s %s failed with %s, want %s", what, r.Op, r.Path, r.Errno, strings.Join(errnos, " or "))
+		}
+	}
+}
+
+// Landlock reports whether the kernel has Landlock.
+func (t *T) Landlock() bool { return t.cfg.Kernel.Status == kabi.Available }
+
+// ABI is the kernel's Landlock ABI (0 without Landlock).
+func (t *T) ABI() int { return t.cfg.Kernel.ABI }
+
+// WriteFile creates a fixture file (unconfined), failing the case on error.
+func (t *T) WriteFile(path, content string, mode os.FileMode) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatalf("fixture: %v", err)
+	}
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		t.Fatalf("fixture: %v", err)
+	}
+	if err := os.Chmod(path, mode); err != nil { // umask
+		t.Fatalf("fixture: %v", err)
+	}
+}
+
+// Mkdir creates fixture directories (unconfined).
+func (t *T) Mkdir(paths ...string) {
+	for _, p := range paths {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatalf("fixture: %v", err)
+		}
+	}
+}
+
+// Exists reports whether path exists (without following a final symlink).
+func Exists(path string) bool { _, err := os.Lstat(path); return err == nil }
+
+// sortedKeys is a small helper for deterministic messages.
+func sortedKeys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,204 @@
+package suite
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+var toctouCases = []Case{{
+	ID:    "toctou-symlink-swap/root-swap",
+	Title: "the worktree path flips between a real dir and a symlink to outside while confine starts",
+	Rationale: "A launcher that checks a root path and then opens it again can be raced: between the check and " +
+		"the open, the path becomes a symlink, and the rule lands on the attacker's directory. A goroutine " +
+		"atomically exchanges (renameat2 RENAME_EXCHANGE) the worktree path between the real directory and a " +
+		"symlink to an outside directory, thousands of times, while confine starts and the confined helper " +
+		"writes through the same path. Every attempt must end in a refusal (bad-root) or in a sandbox bound to " +
+		"the real directory: no write may ever land in the outside directory. The attempt count is reported.",
+	Expect: []Expect{{"ABI ≥ 1", "each attempt: exit 125 bad-root, or the write lands in the real dir or is denied; the outside dir stays empty"}, landlockOnly},
+	Needs:  Needs{Landlock: true},
+	Setup: func(t *T) {
+		arena := t.Base + "/arena"
+		t.Mkdir(arena+"/wt", t.Out+"/target")
+		mustSymlink(t, t.Out+"/target", arena+"/alt")
+		t.Unwatch(arena)
+	},
+	Run: func(t *T) {
+		arena := t.Base + "/arena"
+		race(t, arena+"/wt", arena+"/alt", arena+"/wt", arena+"/wt", []string{t.Out + "/target"})
+	},
+}, {
+	ID:    "toctou-symlink-swap/component-swap",
+	Title: "a parent component of the worktree path flips between a real dir and a symlink to outside",
+	Rationale: "The same race one level up: the worktree is arena/c/wt, and arena/c flips between a real directory " +
+		"and a symlink to an outside directory that also holds a wt/. Resolving with O_NOFOLLOW on the last " +
+		"component only would be fooled; openat2(RESOLVE_NO_SYMLINKS) or a component-by-component walk is not.",
+	Expect: []Expect{{"ABI ≥ 1", "each attempt: exit 125 bad-root, or the write lands in the real dir or is denied; the outside dir stays empty"}, landlockOnly},
+	Needs:  Needs{Landlock: true},
+	Setup: func(t *T) {
+		arena := t.Base + "/arena"
+		t.Mkdir(arena+"/c/wt", t.Out+"/parent/wt")
+		mustSymlink(t, t.Out+"/parent", arena+"/alt")
+		t.Unwatch(arena)
+	},
+	Run: func(t *T) {
+		arena := t.Base + "/arena"
+		race(t, arena+"/c", arena+"/alt", arena+"/c/wt", arena+"/c/wt", []string{t.Out + "/parent/wt"})
+	},
+}, {
+	ID:    "toctou-symlink-swap/gitfile-swap",
+	Title: "the worktree's .git flips between a gitdir file and a symlink to an outside gitdir file",
+	Rationale: "In a linked worktree .git is a file naming the git directory, and it is attacker-controlled text. " +
+		"A launcher that reads it to grant git's metadata directories must read it once, without following a " +
+		"symlink, and validate where it points. Here .git flips between a real gitdir file and a symlink to a file " +
+		"that points into an outside directory, while the helper writes into that outside directory: no write may " +
+		"land there, whatever the launcher does with .git.",
+	Expect: []Expect{{"ABI ≥ 1", "every write into the outside gitdir is denied (or confine refuses); it stays empty"}, landlockOnly},
+	Needs:  Needs{Landlock: true},
+	Setup: func(t *T) {
+		gitdir := t.Base + "/main.git/worktrees/wt"
+		t.Mkdir(gitdir, t.Out+"/gitdir")
+		t.WriteFile(t.WT+"/.git", "gitdir: "+gitdir+"\n", 0o644)
+		t.WriteFile(t.Out+"/evil-gitfile", "gitdir: "+t.Out+"/gitdir\n", 0o644)
+		mustSymlink(t, t.Out+"/evil-gitfile", t.WT+"/.git-alt")
+	},
+	Run: func(t *T) {
+		race(t, t.WT+"/.git", t.WT+"/.git-alt", t.WT, t.Out+"/gitdir", []string{t.Out + "/gitdir"})
+	},
+}, {
+	ID:    "toctou-symlink-swap/symlink-inside",
+	Title: "a symlink inside the worktree that points outside grants nothing",
+	Rationale: "Rules bind to inodes, not to strings: a write through wt/escape -> outside is checked where it lands. " +
+		"A sandbox that resolved paths in user space, or put a rule on a symlink's target, would let this through. " +
+		"The symlink itself, being inside, may be removed.",
+	Expect: []Expect{{"ABI ≥ 1", "writes through the symlinks fail with EACCES; unlinking the symlink succeeds"}, landlockOnly},
+	Needs:  Needs{Landlock: true},
+	Setup: func(t *T) {
+		mustSymlink(t, t.Out, t.WT+"/escape")
+		mustSymlink(t, t.Out+"/file.txt", t.WT+"/escape-file")
+		mustSymlink(t, t.Out+"/dir", t.WT+"/sub/escape-dir")
+	},
+	Run: func(t *T) {
+		w := t.WT
+		res := t.Helper(t.Flags(), opArg("create", w+"/escape/new.txt", "x"), opArg("write", w+"/escape-file", "x"),
+			op("trunc-open", w+"/escape-file"), op("mkdir", w+"/escape/newdir"), op("unlink", w+"/escape/file.txt"),
+			opArg("create", w+"/sub/escape-dir/new.txt", "x"), op2("rename", w+"/escape/file.txt", w+"/escape/moved.txt"),
+			op("unlink", w+"/escape-file"))
+		t.WantDenied("through a symlink inside the worktree", eaccesExdev, res[:len(res)-1]...)
+		t.WantOK("removing the symlink itself", res[len(res)-1])
+	},
+}}
+
+func mustSymlink(t *T, target, link string) {
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatalf("fixture: %v", err)
+	}
+}
+
+// race runs t.Cfg().Attempts confine invocations while a goroutine keeps exchanging swap and alt (renameat2
+// RENAME_EXCHANGE). Each invocation is `confine --worktree root -- helper create writeDir/marker-N`. outside lists
+// the directories a write must never land in; they are checked after every attempt, so the first escape stops the
+// case with its attempt number.
+func race(t *T, swap, alt, root, writeDir string, outside []string) {
+	var stop atomic.Bool
+	var swaps atomic.Int64
+	var wg sync.WaitGroup
+	var swapErr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for !stop.Load() {
+			if err := unix.Renameat2(unix.AT_FDCWD, swap, unix.AT_FDCWD, alt, unix.RENAME_EXCHANGE); err != nil {
+				swapErr = err
+				return
+			}
+			swaps.Add(1)
+		}
+	}()
+	defer func() { stop.Store(true); wg.Wait() }()
+
+	var refused, written, denied, other int
+	for i := 0; i < t.Cfg().Attempts; i++ {
+		t.Attempts = i + 1
+		marker := fmt.Sprintf("%s/marker-%d", writeDir, i)
+		r := t.Confine([]string{"--worktree", root}, t.HelperArgv(opArg("create", marker, "x")), Opts{})
+		switch {
+		case r.Exit == 125 && r.Report != nil && r.Report.Outcome == "refused" && r.Report.Reason == "bad-root":
+			refused++
+		case r.Exit == 0 && r.Report != nil && r.Report.Outcome == "exec":
+			res := t.helperResults("confine", r, 1)[0]
+			if res.OK {
+				written++
+			} else if res.Errno == "EACCES" {
+				denied++
+			} else {
+				other++
+				t.Logf("attempt %d: write failed with %s", i, res.Errno)
+			}
+		default:
+			other++
+			if other <= 5 {
+				t.Logf("attempt %d: exit %d, report %s, stderr %q", i, r.Exit, r.ReportRaw, r.Stderr)
+			}
+		}
+		for _, dir := range outside {
+			if names, _ := readNames(dir); len(names) > 0 {
+				t.Fatalf("attempt %d: a write landed outside the writable set: %s/%v", i, dir, names)
+			}
+		}
+	}
+	stop.Store(true)
+	wg.Wait()
+	if swapErr != nil {
+		t.Fatalf("swapper: renameat2(RENAME_EXCHANGE): %v", swapErr)
+	}
+	t.Logf("%d attempts, %d swaps: %d refused (bad-root), %d confined writes landed inside, %d denied, %d other",
+		t.Attempts, swaps.Load(), refused, written, denied, other)
+	if written+refused+denied == 0 {
+		t.Errorf("no attempt ran or was refused cleanly: the race proved nothing")
+	}
+	if other > 0 {
+		t.Errorf("%d attempts ended neither in a bad-root refusal nor in a confined run", other)
+	}
+	// Every write that reported success must be in the real directory (wherever the swap left it).
+	if n := countMarkers(t, filepath.Dir(swap), writeDir, swap, alt); n != written {
+		t.Errorf("%d writes reported success, %d markers found in the real directory", written, n)
+	}
+}
+
+func readNames(dir string) ([]string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Readdirnames(-1)
+}
+
+// countMarkers counts marker files in the real (non-symlink) one of swap/alt, resolved to writeDir's position.
+func countMarkers(t *T, _ string, writeDir, swap, alt string) int {
+	real := swap
+	if fi, err := os.Lstat(swap); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		real = alt
+	}
+	rel, err := filepath.Rel(swap, writeDir)
+	if err != nil || rel == ".." || (len(rel) > 2 && rel[:3] == "../") {
+		return countIn(writeDir) // writeDir is not under the swapped path (gitfile-swap)
+	}
+	return countIn(filepath.Join(real, rel))
+}
+
+func countIn(dir string) int {
+	names, _ := readNames(dir)
+	n := 0
+	for _, name := range names {
+		if len(name) > 7 && name[:7] == "marker-" {
+			n++
+		}
+	}
+	return n
+}
