@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Schema versions.
@@ -40,7 +41,18 @@ type Refusal struct {
 	Err    error
 }
 
-func (r *Refusal) Error() string { return r.Err.Error() }
+// Error is the message on one line: control characters from user input (a path or flag with a newline) are
+// escaped, so a refusal can never print a second line that lacks the "confine: " prefix.
+func (r *Refusal) Error() string { return oneLine(r.Err.Error()) }
+
+func oneLine(s string) string {
+	return strings.Map(func(c rune) rune {
+		if c < 0x20 || c == 0x7f {
+			return '?'
+		}
+		return c
+	}, s)
+}
 func (r *Refusal) Unwrap() error { return r.Err }
 
 // Refuse returns a *Refusal with a formatted message.

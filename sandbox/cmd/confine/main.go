@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command confine runs a command whose writes are confined to its worktree. See sandbox/README.md.
 package main
 

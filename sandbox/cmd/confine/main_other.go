@@ -1,0 +1,17 @@
+//go:build !linux
+
+// Command confine runs a command whose writes are confined to its worktree. It needs Linux's Landlock; on any
+// other operating system it refuses (reason wrong-os, exit 125) and runs nothing.
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+)
+
+func main() {
+	fmt.Fprintf(os.Stderr, "confine: %s is not supported: confine needs Linux (Landlock), and runs nothing here\n",
+		runtime.GOOS)
+	os.Exit(125)
+}
