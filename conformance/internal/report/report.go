@@ -103,8 +103,9 @@ type manifestKernel struct {
 }
 
 // Build assembles the matrix. caseIDs is the catalogue (in order) and families maps each ID to its family.
-// vmDir may be "" (no VM results); hostEvents may be "" (no host run); manifest may be "" (no ABI check).
-func Build(vmDir, hostEvents, manifest string, exp *expect.File, caseIDs []string) (*Matrix, error) {
+// vmDir may be "" (no VM results); hostEvents lists host runs' event files (each a column named host-root or
+// host-user); manifest may be "" (no ABI check).
+func Build(vmDir string, hostEvents []string, manifest string, exp *expect.File, caseIDs []string) (*Matrix, error) {
 	m := &Matrix{Schema: Schema}
 	var man map[string]manifestKernel
 	if manifest != "" {
@@ -147,15 +148,15 @@ func Build(vmDir, hostEvents, manifest string, exp *expect.File, caseIDs []strin
 			m.addRun(k, evs, exp, caseIDs, man, tail)
 		}
 	}
-	if hostEvents != "" {
-		f, err := os.Open(hostEvents)
+	for _, file := range hostEvents {
+		f, err := os.Open(file)
 		if err != nil {
 			return nil, err
 		}
 		evs, err := events.Read(f)
 		f.Close()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", hostEvents, err)
+			return nil, fmt.Errorf("%s: %w", file, err)
 		}
 		m.addRun(Kernel{ID: "host"}, evs, exp, caseIDs, nil, "")
 	}
@@ -203,8 +204,16 @@ func (m *Matrix) addRun(k Kernel, evs []events.Event, exp *expect.File, caseIDs 
 		k.Root, k.Git, k.Attempts, k.Confine = start.Root, start.Git, start.Attempts, start.Confine
 		k.VM = k.VM || start.VMKernelID != ""
 	}
-	if k.ID == "host" && k.Release != "" {
-		k.ID = "host-" + k.Release
+	if k.ID == "host" {
+		k.ID = "host-user"
+		if k.Root {
+			k.ID = "host-root"
+		}
+		for _, other := range m.Kernels {
+			if other.ID == k.ID {
+				k.ID += fmt.Sprintf("-%d", len(m.Kernels)+1)
+			}
+		}
 	}
 	m.Kernels = append(m.Kernels, k)
 	base := Result{Kernel: k.Release, KernelID: k.ID, Arch: k.Arch, ABI: k.ABI, Landlock: k.Landlock}

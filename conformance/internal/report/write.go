@@ -22,7 +22,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("confine-conformance report", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	results := fs.String("results", "", "the VM runner's results directory (<id>.json + <id>.out), e.g. reports/vm")
-	host := fs.String("host", "", "a host run's events (confine-conformance --json output)")
+	var host []string
+	fs.Func("host", "a host run's events (confine-conformance --json output); repeatable", func(s string) error { host = append(host, s); return nil })
 	expFile := fs.String("expect", "conformance/expected.yaml", "the reviewed expectations file")
 	manifest := fs.String("manifest", "", "the kernel manifest (vm/kernels.json); VM kernels' ABIs are checked against it")
 	out := fs.String("out", "reports", "where matrix.json, matrix.html and conformance/<kernel>.junit.xml go")
@@ -30,7 +31,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	fail := func(err error) int { fmt.Fprintf(stderr, "confine-conformance report: %v\n", err); return 2 }
-	if *results == "" && *host == "" {
+	if *results == "" && len(host) == 0 {
 		return fail(fmt.Errorf("give --results DIR, --host FILE, or both"))
 	}
 	var ids []string
@@ -44,7 +45,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if *results != "" && *manifest == "" {
 		fmt.Fprintln(stderr, "confine-conformance report: no --manifest: the kernels' ABIs are not checked against vm/kernels.json")
 	}
-	m, err := Build(*results, *host, *manifest, exp, ids)
+	m, err := Build(*results, host, *manifest, exp, ids)
 	if err != nil {
 		return fail(err)
 	}

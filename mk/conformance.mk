@@ -1,0 +1,36 @@
+# conformance/: the named security cases, run against a real confine binary on the host kernel and in the VM
+# kernel matrix, and the kernel × case report gated by conformance/expected.yaml.
+CONFORMANCE := $(OUT)/confine-conformance
+CONFORMANCE_GOBUILD := CGO_ENABLED=0 go build -trimpath -ldflags='-s -w -buildid='
+PAYLOAD := $(OUT)/payload
+REPORTS ?= reports
+# Confine starts per toctou race case: thousands on the host; fewer per VM under TCG (the count is reported).
+HOST_TOCTOU_ATTEMPTS ?= 2000
+MATRIX_TOCTOU_ATTEMPTS ?= 300
+# The VM smoke run in `make test`: the kernel without Landlock and the newest, amd64.
+SMOKE_KERNELS ?= 5.10-amd64,7.3-amd64
+MATRIX_OWNER := conformance
+
+.PHONY: conformance-build conformance-test conformance-host payload matrix conformance-smoke
+conformance-build: ## build the conformance runner for the host into out/confine-conformance
+	cd conformance && $(CONFORMANCE_GOBUILD) -o $(CONFORMANCE) ./cmd/confine-conformance
+
+conformance-test: ## conformance unit tests: catalogue drift (CASES.md), expectations, report, CI workflow
+	cd conformance && CGO_ENABLED=0 go test -count=1 ./...
+
+conformance-host: confine conformance-build ## run every case on the host kernel (as root, and as nobody when root), gate on expected.yaml
+	scripts/conformance-host.sh $(CONFINE) $(CONFORMANCE) $(REPORTS)/host $(HOST_TOCTOU_ATTEMPTS)
+
+payload: ## static confine + confine-conformance for amd64 and arm64 into out/payload/<arch>/
+	for a in amd64 arm64; do \
+	  GOARCH=$$a $(MAKE) --no-print-directory confine CONFINE=$(PAYLOAD)/$$a/confine && \
+	  (cd conformance && GOARCH=$$a $(CONFORMANCE_GOBUILD) -o $(PAYLOAD)/$$a/confine-conformance ./cmd/confine-conformance) || exit 1; \
+	done
+
+matrix: payload vm-build conformance-build ## boot every kernel of vm/kernels.json, run the suite in each, print the kernel × case table
+	scripts/conformance-matrix.sh $(VM) $(PAYLOAD) $(CONFORMANCE) $(REPORTS) $(MATRIX_TOCTOU_ATTEMPTS) $(VM_JOBS)
+
+conformance-smoke: payload vm-build conformance-build ## the suite in two VM kernels ($(SMOKE_KERNELS)), bounded, for make test
+	scripts/conformance-matrix.sh $(VM) $(PAYLOAD) $(CONFORMANCE) $(REPORTS)/smoke $(MATRIX_TOCTOU_ATTEMPTS) $(VM_JOBS) --kernels $(SMOKE_KERNELS)
+
+TEST_TARGETS += conformance-test conformance-host conformance-smoke

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs the conformance suite in every selected kernel of vm/kernels.json (both arches unless narrowed), then
+# builds the kernel × case report: REPORTS/matrix.{json,html}, REPORTS/conformance/<kernel>.junit.xml and the
+# printed table. Exits non-zero on any FAIL or deviation from conformance/expected.yaml.
+# usage: scripts/conformance-matrix.sh VM PAYLOAD RUNNER REPORTS TOCTOU_ATTEMPTS JOBS [vm run flags...]
+set -euo pipefail
+vm=$1 payload=$2 runner=$3 reports=$4 attempts=$5 jobs=$6
+shift 6
+start=$(date +%s)
+rm -rf "$reports/vm" "$reports/conformance"
+mkdir -p "$reports/vm"
+rc=0
+"$vm" run --jobs "$jobs" --results "$reports/vm" "$@" --payload "$payload/{arch}" -- \
+	/payload/confine-conformance --confine /payload/confine --json --toctou-attempts "$attempts" || rc=$?
+# vm run exits non-zero when a kernel's payload failed or the VM did; the report below is the verdict.
+echo "vm run: exit $rc"
+rep=0
+"$runner" report --results "$reports/vm" --manifest vm/kernels.json --expect conformance/expected.yaml --out "$reports" || rep=$?
+echo "matrix wall time: $(($(date +%s) - start)) s"
+exit "$rep"
