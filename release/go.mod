@@ -1,0 +1,3 @@
+module github.com/confine-dev/confine/release
+
+go 1.25.0
