@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Hang errors: the host-side layers that end a boot the guest did not end itself.
@@ -31,13 +33,17 @@ type HangError struct {
 func (e *HangError) Error() string { return fmt.Sprintf("%v for %s: QEMU killed", e.Kind, e.After) }
 func (e *HangError) Unwrap() error { return e.Kind }
 
-// ExitError is QEMU exiting non-zero (bad arguments, unusable accelerator, …).
+// ExitError is QEMU exiting non-zero or dying of a signal (bad arguments, unusable accelerator, …).
 type ExitError struct {
-	Code   int
+	Code   int    // exit status; -1 when killed by a signal
+	Signal string // e.g. "SIGABRT" (a failed KVM assertion)
 	Stderr string // last lines of QEMU's stderr
 }
 
 func (e *ExitError) Error() string {
+	if e.Signal != "" {
+		return fmt.Sprintf("QEMU killed by %s: %s", e.Signal, e.Stderr)
+	}
 	return fmt.Sprintf("QEMU exited with status %d: %s", e.Code, e.Stderr)
 }
 
@@ -132,7 +138,11 @@ func Boot(ctx context.Context, spec Spec, lim Limits, console io.Writer) error {
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
-			return &ExitError{Code: ee.ExitCode(), Stderr: stderr.tail(3)}
+			xe := &ExitError{Code: ee.ExitCode(), Stderr: stderr.tail(3)}
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				xe.Signal = unix.SignalName(ws.Signal())
+			}
+			return xe
 		}
 		return err
 	}

@@ -1,0 +1,90 @@
+package vm
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestManifestLoads(t *testing.T) {
+	m, err := Load()
+	require.NoError(t, err)
+	byID := map[string]Kernel{}
+	for _, k := range m.Kernels {
+		byID[k.ID] = k
+	}
+	// The matrix the issue asks for: amd64 5.10 -> 7.3, arm64 5.10, 6.1, 6.12, 7.0, 7.3, and a disabled entry.
+	for _, id := range []string{"5.10-amd64", "6.1-amd64", "6.12-amd64", "6.16-amd64", "6.17-amd64", "6.18-amd64",
+		"6.19-amd64", "7.0-amd64", "7.2-amd64", "7.3-amd64", "5.10-arm64", "6.1-arm64", "6.12-arm64", "7.0-arm64", "7.3-arm64"} {
+		assert.Contains(t, byID, id)
+	}
+	d := byID["6.12-amd64-disabled"]
+	assert.Equal(t, LandlockDisabled, d.Landlock)
+	assert.Contains(t, d.Cmdline, "lsm=")
+	assert.NotContains(t, d.Cmdline, "landlock")
+	assert.Equal(t, LandlockAbsent, byID["5.10-amd64"].Landlock, "Debian 5.10 has no CONFIG_SECURITY_LANDLOCK")
+	for _, k := range m.Kernels {
+		// From 6.19 on the image is in linux-binary-*, before that in linux-image-*.
+		var major, minor int
+		_, err := fmt.Sscanf(k.ID, "%d.%d-", &major, &minor)
+		require.NoError(t, err, k.ID)
+		newer := major > 6 || (major == 6 && minor >= 19)
+		assert.Equal(t, newer, strings.HasPrefix(k.Package, "linux-binary-"), k.ID)
+		assert.True(t, strings.HasSuffix(k.Package, "-"+k.Arch), "%s: package %s is not for %s", k.ID, k.Package, k.Arch)
+	}
+	assert.Equal(t, "6", byID["6.12-amd64"].ExpectedABI())
+	assert.Equal(t, "disabled", d.ExpectedABI())
+}
+
+func TestParseRejects(t *testing.T) {
+	base := `{"schema":"confine.vm.kernels/v1","apt_sources":["deb x y z"],"busybox":{"package":"b","version":"1"},"kernels":[%s]}`
+	for name, tc := range map[string]struct{ kernels, want string }{
+		"unknown key":      {`{"id":"a","arch":"amd64","package":"linux-image-a","version":"1","landlock":"absent","abi":0,"extra":1}`, "unknown field"},
+		"duplicate":        {`{"id":"a","arch":"amd64","package":"linux-image-a","version":"1","landlock":"absent"},{"id":"a","arch":"amd64","package":"linux-image-a","version":"1","landlock":"absent"}`, "duplicate id"},
+		"bad arch":         {`{"id":"a","arch":"riscv64","package":"linux-image-a","version":"1","landlock":"absent"}`, "arch"},
+		"abi without ll":   {`{"id":"a","arch":"amd64","package":"linux-image-a","version":"1","landlock":"absent","abi":3}`, "needs abi 0"},
+		"available no abi": {`{"id":"a","arch":"amd64","package":"linux-image-a","version":"1","landlock":"available"}`, "abi >= 1"},
+		"not a kernel":     {`{"id":"a","arch":"amd64","package":"bash","version":"1","landlock":"absent"}`, "not linux-image"},
+		"bad state":        {`{"id":"a","arch":"amd64","package":"linux-image-a","version":"1","landlock":"maybe"}`, "want available"},
+	} {
+		_, err := Parse([]byte(strings.Replace(base, "%s", tc.kernels, 1)))
+		assert.ErrorContains(t, err, tc.want, name)
+	}
+}
+
+func TestSelectAndShard(t *testing.T) {
+	m, err := Load()
+	require.NoError(t, err)
+	_, err = m.Select([]string{"9.9-amd64"}, nil)
+	assert.ErrorContains(t, err, `unknown kernel "9.9-amd64"`)
+	_, err = m.Select(nil, []string{"riscv64"})
+	assert.ErrorContains(t, err, `unknown arch "riscv64"`)
+	arm, err := m.Select(nil, []string{"arm64"})
+	require.NoError(t, err)
+	for _, k := range arm {
+		assert.Equal(t, "arm64", k.Arch)
+	}
+	all, err := m.Select(nil, nil)
+	require.NoError(t, err)
+	assert.Len(t, all, len(m.Kernels))
+	// Shards partition the selection.
+	seen := map[string]int{}
+	for i := 1; i <= 3; i++ {
+		s, err := Shard(all, i, 3)
+		require.NoError(t, err)
+		for _, k := range s {
+			seen[k.ID]++
+		}
+	}
+	assert.Len(t, seen, len(all))
+	for id, n := range seen {
+		assert.Equal(t, 1, n, id)
+	}
+	_, err = Shard(all, 0, 2)
+	assert.Error(t, err)
+	_, err = Shard(all, 3, 2)
+	assert.Error(t, err)
+}
