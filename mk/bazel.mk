@@ -1,0 +1,22 @@
+# Bazel: the build of record for shipped binaries (docs/bazel.md). tools/bazel picks an installed Bazel of
+# .bazelversion, else the offline bootstrap under $(CACHE)/bazel (needs root).
+BAZEL := tools/bazel
+
+.PHONY: bazel-deps build gazelle bazel-test release-test
+bazel-deps: ## prepare the offline Bazel under $(CACHE)/bazel (sid chroot, rules_go, gazelle; minutes, once)
+	CONFINE_BAZEL_SETUP_ONLY=1 $(BAZEL)
+
+build: ## bazel build //:release_binaries into dist/bin/<platform>/confine; prints platform, size, sha256
+	scripts/bazel-dist.sh dist/bin
+
+gazelle: ## regenerate the BUILD.bazel files (bazel run //:gazelle)
+	$(BAZEL) run //:gazelle
+
+bazel-test: ## bazel test //..., artifact ELF checks in -c fastbuild and -c opt, clean-build reproducibility
+	scripts/bazel-test.sh
+
+release-test: ## release/ module tests (elfcheck, platform table) and the no-ELF-tracked-by-git check
+	cd release && go test -count=1 ./...
+
+DEPS_TARGETS += bazel-deps
+TEST_TARGETS += release-test bazel-test
