@@ -10,8 +10,10 @@ MATRIX_TOCTOU_ATTEMPTS ?= 300
 # The VM smoke run in `make test`: the kernel without Landlock and the newest, amd64.
 SMOKE_KERNELS ?= 5.10-amd64,7.3-amd64
 MATRIX_OWNER := conformance
+# Extra `vm run` flags for `make matrix`, e.g. MATRIX_FLAGS="--shard 2/4" or "--arch amd64".
+MATRIX_FLAGS ?=
 
-.PHONY: conformance-build conformance-test conformance-host payload matrix conformance-smoke
+.PHONY: conformance-build conformance-test conformance-host payload matrix matrix-report conformance-smoke
 conformance-build: ## build the conformance runner for the host into out/confine-conformance
 	cd conformance && $(CONFORMANCE_GOBUILD) -o $(CONFORMANCE) ./cmd/confine-conformance
 
@@ -28,7 +30,10 @@ payload: ## static confine + confine-conformance for amd64 and arm64 into out/pa
 	done
 
 matrix: payload vm-build conformance-build ## boot every kernel of vm/kernels.json, run the suite in each, print the kernel × case table
-	scripts/conformance-matrix.sh $(VM) $(PAYLOAD) $(CONFORMANCE) $(REPORTS) $(MATRIX_TOCTOU_ATTEMPTS) $(VM_JOBS)
+	scripts/conformance-matrix.sh $(VM) $(PAYLOAD) $(CONFORMANCE) $(REPORTS) $(MATRIX_TOCTOU_ATTEMPTS) $(VM_JOBS) $(MATRIX_FLAGS)
+
+matrix-report: conformance-build ## the kernel × case report from existing reports/vm results (e.g. merged CI shards)
+	$(CONFORMANCE) report --results $(REPORTS)/vm --manifest vm/kernels.json --expect conformance/expected.yaml --out $(REPORTS)
 
 conformance-smoke: payload vm-build conformance-build ## the suite in two VM kernels ($(SMOKE_KERNELS)), bounded, for make test
 	scripts/conformance-matrix.sh $(VM) $(PAYLOAD) $(CONFORMANCE) $(REPORTS)/smoke $(MATRIX_TOCTOU_ATTEMPTS) $(VM_JOBS) --kernels $(SMOKE_KERNELS)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -154,12 +155,17 @@ func (r Rule) matches(id string, env Env) bool {
 		(len(w.Arch) == 0 || in(w.Arch, env.Arch))
 }
 
+var abiRe = regexp.MustCompile(`^[0-9]+(-[0-9]+|\+)?$`)
+
 // abiRange parses "N", "N-M" or "N+".
 func abiRange(s string) (lo, hi int, err error) {
 	if s == "" {
 		return 0, 1 << 30, nil
 	}
 	bad := fmt.Errorf("abi %q: want N, N-M or N+", s)
+	if !abiRe.MatchString(s) {
+		return 0, 0, bad
+	}
 	if strings.HasSuffix(s, "+") {
 		lo, err = strconv.Atoi(strings.TrimSuffix(s, "+"))
 		if err != nil {

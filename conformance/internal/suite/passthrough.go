@@ -120,7 +120,8 @@ var passthroughCases = []Case{{
 }, {
 	ID:        "passthrough/not-found-127",
 	Title:     "a command that is not found gives 127",
-	Rationale: "127 is 'not found' for env, timeout and the shell; an agent uses it to tell a typo from a failure.",
+	Rationale: "127 is 'not found' for env, timeout and the shell; an agent uses it to tell a typo from a failure. " +
+		"A launcher that reports a missing command as its own refusal (125), or as a generic failure, breaks that.",
 	Expect:    []Expect{{"ABI ≥ 1", "exit 127 for a bare name not on PATH and for a missing absolute path"}, landlockOnly},
 	Needs:     Needs{Landlock: true},
 	Run: func(t *T) {

@@ -1,0 +1,66 @@
+package expect
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var ids = []string{"boundary/a", "boundary/b", "git-worktree/linked-ops"}
+
+func TestFor(t *testing.T) {
+	f, err := Parse([]byte(`
+schema: confine.conformance.expected/v1
+rules:
+  - cases: [boundary/*]
+    when: {landlock: [absent, disabled]}
+    outcome: SKIP
+    why: no landlock
+  - cases: [boundary/b]
+    when: {abi: "1-2"}
+    outcome: EXPECTED-FAIL
+    issue: "#9"
+    why: old
+  - cases: [git-worktree/linked-ops]
+    when: {git: true, vm: false}
+    outcome: EXPECTED-FAIL
+    issue: "#10"
+    why: not yet
+`), ids)
+	require.NoError(t, err)
+	assert.Equal(t, Skip, f.For("boundary/a", Env{Landlock: "absent"}).Outcome)
+	assert.Equal(t, Pass, f.For("boundary/a", Env{Landlock: "available", ABI: 1}).Outcome)
+	assert.Equal(t, Expectation{ExpectedFail, "#9", "old"}, f.For("boundary/b", Env{Landlock: "available", ABI: 2}))
+	assert.Equal(t, Pass, f.For("boundary/b", Env{Landlock: "available", ABI: 3}).Outcome)
+	assert.Equal(t, ExpectedFail, f.For("git-worktree/linked-ops", Env{Git: true}).Outcome)
+	assert.Equal(t, Pass, f.For("git-worktree/linked-ops", Env{Git: true, VM: true}).Outcome)
+}
+
+func TestParseRejects(t *testing.T) {
+	for name, body := range map[string]string{
+		"schema":        "schema: x\nrules: []\n",
+		"unknown key":   "schema: confine.conformance.expected/v1\nrules:\n  - cases: [boundary/a]\n    outcome: PASS\n    color: red\n",
+		"bad outcome":   "schema: confine.conformance.expected/v1\nrules:\n  - cases: [boundary/a]\n    outcome: MAYBE\n",
+		"xfail issue":   "schema: confine.conformance.expected/v1\nrules:\n  - cases: [boundary/a]\n    outcome: EXPECTED-FAIL\n    why: w\n",
+		"skip why":      "schema: confine.conformance.expected/v1\nrules:\n  - cases: [boundary/a]\n    outcome: SKIP\n",
+		"no match":      "schema: confine.conformance.expected/v1\nrules:\n  - cases: [nope/*]\n    outcome: PASS\n",
+		"bad abi":       "schema: confine.conformance.expected/v1\nrules:\n  - cases: [boundary/a]\n    when: {abi: \"3-1\"}\n    outcome: PASS\n",
+		"bad landlock":  "schema: confine.conformance.expected/v1\nrules:\n  - cases: [boundary/a]\n    when: {landlock: [maybe]}\n    outcome: PASS\n",
+	} {
+		_, err := Parse([]byte(body), ids)
+		assert.Error(t, err, name)
+	}
+}
+
+func TestABIRange(t *testing.T) {
+	for s, want := range map[string][2]int{"3": {3, 3}, "1-2": {1, 2}, "5+": {5, 1 << 30}, "": {0, 1 << 30}} {
+		lo, hi, err := abiRange(s)
+		require.NoError(t, err, s)
+		assert.Equal(t, want, [2]int{lo, hi}, s)
+	}
+	for _, s := range []string{"x", "2-", "+3", "4-2"} {
+		_, _, err := abiRange(s)
+		assert.Error(t, err, s)
+	}
+}

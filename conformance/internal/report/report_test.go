@@ -1,0 +1,188 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/confine-dev/confine/conformance/internal/events"
+	"github.com/confine-dev/confine/conformance/internal/expect"
+)
+
+var ids = []string{"boundary/write-inside", "fail-closed/no-landlock-sentinel", "git-worktree/linked-ops"}
+
+const expectations = `
+schema: confine.conformance.expected/v1
+rules:
+  - cases: [boundary/*, git-worktree/*]
+    when: {landlock: [absent, disabled]}
+    outcome: SKIP
+    why: needs Landlock
+  - cases: [fail-closed/no-landlock-sentinel]
+    when: {landlock: [available]}
+    outcome: SKIP
+    why: needs no Landlock
+  - cases: [git-worktree/*]
+    when: {git: false}
+    outcome: SKIP
+    why: no git
+  - cases: [git-worktree/linked-ops]
+    outcome: EXPECTED-FAIL
+    issue: "#7"
+    why: not yet
+`
+
+const manifest = `{"kernels": [
+ {"id": "5.10-amd64", "arch": "amd64", "landlock": "absent", "abi": 0},
+ {"id": "6.1-amd64", "arch": "amd64", "landlock": "available", "abi": 2},
+ {"id": "7.3-arm64", "arch": "arm64", "landlock": "available", "abi": 11}]}`
+
+type run struct {
+	id, landlock string
+	abi          int
+	git          bool
+	verdicts     map[string][2]string // case -> action, reason
+	finished     bool
+	record       string // the VM record's result
+}
+
+// writeRun writes a VM runner record and the suite's events for one kernel, as the real runner and suite do.
+func writeRun(t *testing.T, dir string, r run) {
+	rec := map[string]any{"schema": "confine.vm.result/v1", "kernel": r.id, "release": r.id + "-release", "arch": "amd64",
+		"accel": "tcg", "result": r.record, "seconds": 9.5}
+	b, _ := json.Marshal(rec)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, r.id+".json"), b, 0o644))
+	var out bytes.Buffer
+	out.WriteString("[    0.123] kernel noise before the payload\n")
+	if r.verdicts != nil {
+		w := events.NewWriter(&out)
+		w.Emit(events.Event{Action: events.Start, Env: &events.Env{Kernel: r.id + "-release", Arch: "x86_64", Landlock: r.landlock,
+			ABI: r.abi, Git: r.git, VMKernelID: r.id, Root: true, Attempts: 100}})
+		for _, id := range ids {
+			v, ok := r.verdicts[id]
+			if !ok {
+				continue
+			}
+			w.Emit(events.Event{Action: events.Run, Test: id})
+			w.Emit(events.Event{Action: events.Output, Test: id, Output: "    log line\n"})
+			w.Emit(events.Event{Action: v[0], Test: id, Reason: v[1], Family: strings.Split(id, "/")[0]})
+		}
+		if r.finished {
+			w.Emit(events.Event{Action: events.Pass, Summary: &events.Summary{}})
+		}
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, r.id+".out"), out.Bytes(), 0o644))
+}
+
+func build(t *testing.T, runs ...run) (*Matrix, string) {
+	dir := t.TempDir()
+	vmDir := filepath.Join(dir, "vm")
+	require.NoError(t, os.MkdirAll(vmDir, 0o755))
+	for _, r := range runs {
+		writeRun(t, vmDir, r)
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "kernels.json"), []byte(manifest), 0o644))
+	exp, err := expect.Parse([]byte(expectations), ids)
+	require.NoError(t, err)
+	m, err := Build(vmDir, nil, filepath.Join(dir, "kernels.json"), exp, ids)
+	require.NoError(t, err)
+	return m, dir
+}
+
+func cell(m *Matrix, kernelID, id string) Result {
+	for _, r := range m.Results {
+		if r.KernelID == kernelID && r.Case == id {
+			return r
+		}
+	}
+	return Result{}
+}
+
+func TestMatrixAsExpected(t *testing.T) {
+	m, dir := build(t,
+		run{id: "5.10-amd64", landlock: "absent", record: "ok", finished: true, verdicts: map[string][2]string{
+			"boundary/write-inside": {"skip", "requires Landlock"}, "fail-closed/no-landlock-sentinel": {"pass", ""},
+			"git-worktree/linked-ops": {"skip", "requires Landlock"}}},
+		run{id: "6.1-amd64", landlock: "available", abi: 2, git: true, record: "fail", finished: true, verdicts: map[string][2]string{
+			"boundary/write-inside": {"pass", ""}, "fail-closed/no-landlock-sentinel": {"skip", "requires no Landlock"},
+			"git-worktree/linked-ops": {"fail", "git add: exit 128"}}},
+	)
+	assert.True(t, m.OK(), "%+v", m.Summary)
+	assert.Equal(t, Summary{Pass: 2, Skip: 3, ExpectedFail: 1}, m.Summary)
+	x := cell(m, "6.1-amd64", "git-worktree/linked-ops")
+	assert.Equal(t, expect.ExpectedFail, x.Outcome)
+	assert.Equal(t, "#7", x.Issue)
+	assert.Equal(t, "6.1-amd64-release", x.Kernel)
+	assert.Equal(t, 2, x.ABI)
+
+	paths, err := m.WriteAll(filepath.Join(dir, "out"))
+	require.NoError(t, err)
+	assert.Len(t, paths, 4)
+	var back map[string]any
+	b, _ := os.ReadFile(filepath.Join(dir, "out", "matrix.json"))
+	require.NoError(t, json.Unmarshal(b, &back))
+	first := back["results"].([]any)[0].(map[string]any)
+	for _, k := range []string{"kernel", "arch", "abi", "family", "case", "outcome", "reason"} {
+		assert.Contains(t, first, k)
+	}
+	junit, _ := os.ReadFile(filepath.Join(dir, "out", "conformance", "6.1-amd64.junit.xml"))
+	var js junitSuites
+	require.NoError(t, xml.Unmarshal(junit, &js))
+	assert.Equal(t, 3, js.Suites[0].Tests)
+	assert.Equal(t, 0, js.Suites[0].Failures)
+	assert.Equal(t, 2, js.Suites[0].Skipped)
+	html, _ := os.ReadFile(filepath.Join(dir, "out", "matrix.html"))
+	assert.Contains(t, string(html), "EXPECTED-FAIL")
+	assert.NotContains(t, string(html), "<script src", "self-contained")
+	assert.NotContains(t, string(html), "<link ")
+
+	var table bytes.Buffer
+	m.Table(&table)
+	assert.Contains(t, table.String(), "XFAIL(")
+	assert.Contains(t, table.String(), "SKIP(")
+	assert.Contains(t, table.String(), "2 kernels: 2 PASS, 0 FAIL, 3 SKIP, 1 EXPECTED-FAIL, 0 deviations")
+}
+
+func TestMatrixDeviations(t *testing.T) {
+	m, _ := build(t,
+		// The ABI differs from the manifest; the EXPECTED-FAIL case passes; the no-Landlock case was skipped
+		// where it should have run; a case has no verdict.
+		run{id: "6.1-amd64", landlock: "available", abi: 3, git: true, record: "ok", finished: true, verdicts: map[string][2]string{
+			"fail-closed/no-landlock-sentinel": {"skip", "requires no Landlock"}, "git-worktree/linked-ops": {"pass", ""}}},
+		run{id: "5.10-amd64", landlock: "absent", record: "ok", finished: true, verdicts: map[string][2]string{
+			"boundary/write-inside": {"skip", "x"}, "fail-closed/no-landlock-sentinel": {"skip", "oops"},
+			"git-worktree/linked-ops": {"skip", "x"}}},
+		// The VM never started the suite.
+		run{id: "7.3-arm64", record: "infra"},
+	)
+	assert.False(t, m.OK())
+	assert.Equal(t, expect.Fail, cell(m, "6.1-amd64", "vm/expected-abi").Outcome)
+	assert.Contains(t, cell(m, "6.1-amd64", "vm/expected-abi").Reason, "expects available ABI 2")
+	assert.Contains(t, cell(m, "6.1-amd64", "git-worktree/linked-ops").Deviation, "update conformance/expected.yaml")
+	assert.Equal(t, expect.Fail, cell(m, "6.1-amd64", "boundary/write-inside").Outcome)
+	assert.Contains(t, cell(m, "5.10-amd64", "fail-closed/no-landlock-sentinel").Deviation, "expected PASS but got SKIP")
+	assert.Equal(t, expect.Fail, cell(m, "7.3-arm64", "vm/run").Outcome)
+	assert.Equal(t, 3, m.Summary.Fail)
+	assert.Equal(t, 2, m.Summary.Deviations)
+}
+
+func TestMainExitStatus(t *testing.T) {
+	_, dir := build(t, run{id: "7.3-arm64", record: "infra"})
+	expFile := filepath.Join(dir, "expected.yaml")
+	require.NoError(t, os.WriteFile(expFile, []byte(expectations), 0o644))
+	var out, errOut bytes.Buffer
+	// The real catalogue is used by Main, so this expectations file (three cases) is rejected only if it names
+	// unknown cases; it does not, so the run gets to the matrix, which fails (the VM never ran the suite).
+	code := Main([]string{"--results", filepath.Join(dir, "vm"), "--manifest", filepath.Join(dir, "kernels.json"),
+		"--expect", expFile, "--out", filepath.Join(dir, "out")}, &out, &errOut)
+	assert.Equal(t, 1, code, errOut.String())
+	assert.Contains(t, out.String(), "FAIL")
+	assert.Equal(t, 2, Main(nil, &out, &errOut))
+}

@@ -1,0 +1,86 @@
+package suite
+
+import (
+	"os"
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/confine-dev/confine/conformance/internal/expect"
+)
+
+// TestCatalogueUpToDate fails when CASES.md differs from what the code generates: run `go generate ./...` in
+// conformance/ and commit the result.
+func TestCatalogueUpToDate(t *testing.T) {
+	b, err := os.ReadFile("../../CASES.md")
+	require.NoError(t, err)
+	if string(b) != Markdown() {
+		t.Fatal("conformance/CASES.md is out of date: run `go generate ./...` in conformance/ and commit it")
+	}
+}
+
+func TestCatalogueShape(t *testing.T) {
+	idRe := regexp.MustCompile(`^[a-z-]+/[a-z0-9-]+$`)
+	seen := map[string]bool{}
+	perFamily := map[string]int{}
+	for _, c := range All() {
+		assert.Regexp(t, idRe, c.ID)
+		assert.False(t, seen[c.ID], "duplicate case %s", c.ID)
+		seen[c.ID] = true
+		assert.Contains(t, Families, c.Family(), c.ID)
+		perFamily[c.Family()]++
+		assert.NotEmpty(t, c.Title, c.ID)
+		assert.GreaterOrEqual(t, len(c.Rationale), 120, "%s: the rationale is one real paragraph", c.ID)
+		assert.NotEmpty(t, c.Expect, "%s: expected results by kind of kernel", c.ID)
+		assert.NotNil(t, c.Run, c.ID)
+	}
+	for _, f := range Families {
+		assert.Positive(t, perFamily[f], "family %s has no case", f)
+	}
+}
+
+func TestSelect(t *testing.T) {
+	cs, err := Select([]string{"dev-null"}, nil)
+	require.NoError(t, err)
+	for _, c := range cs {
+		assert.Equal(t, "dev-null", c.Family())
+	}
+	cs, err = Select(nil, []string{"passthrough/stdio"})
+	require.NoError(t, err)
+	require.Len(t, cs, 1)
+	_, err = Select([]string{"nope"}, nil)
+	assert.ErrorContains(t, err, "unknown family")
+	_, err = Select(nil, []string{"boundary/nope"})
+	assert.ErrorContains(t, err, "unknown case")
+}
+
+// TestExpectationsMatchNeeds keeps expected.yaml and the cases' preconditions in step: a case that needs
+// Landlock is expected to SKIP where there is none, a no-Landlock case to SKIP where there is, one that needs git
+// to SKIP without it, and every other case to PASS on those kernels.
+func TestExpectationsMatchNeeds(t *testing.T) {
+	var ids []string
+	for _, c := range All() {
+		ids = append(ids, c.ID)
+	}
+	exp, err := expect.Load("../../expected.yaml", ids)
+	require.NoError(t, err)
+	for _, c := range All() {
+		for _, status := range []string{"absent", "disabled"} {
+			got := exp.For(c.ID, expect.Env{Landlock: status, VM: true})
+			if c.Needs.Landlock {
+				assert.Equal(t, expect.Skip, got.Outcome, "%s on Landlock %s", c.ID, status)
+			} else {
+				assert.Contains(t, []string{expect.Pass, expect.ExpectedFail}, got.Outcome, "%s on Landlock %s", c.ID, status)
+			}
+		}
+		avail := exp.For(c.ID, expect.Env{Landlock: "available", ABI: 7, VM: true, Git: false})
+		switch {
+		case c.Needs.NoLandlk || len(c.Needs.Tools) > 0:
+			assert.Equal(t, expect.Skip, avail.Outcome, c.ID)
+		default:
+			assert.Contains(t, []string{expect.Pass, expect.ExpectedFail}, avail.Outcome, c.ID)
+		}
+	}
+}
