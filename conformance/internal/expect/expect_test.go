@@ -39,14 +39,14 @@ rules:
 
 func TestParseRejects(t *testing.T) {
 	for name, body := range map[string]string{
-		"schema":        "schema: x\nrules: []\n",
-		"unknown key":   "schema: confine.conformance.expected/v1\nrules:\n  - cases: [boundary/a]\n    outcome: PASS\n    color: red\n",
-		"bad outcome":   "schema: confine.conformance.expected/v1\nrules:\n  - cases: [boundary/a]\n    outcome: MAYBE\n",
-		"xfail issue":   "schema: confine.conformance.expected/v1\nrules:\n  - cases: [boundary/a]\n    outcome: EXPECTED-FAIL\n    why: w\n",
-		"skip why":      "schema: confine.conformance.expected/v1\nrules:\n  - cases: [boundary/a]\n    outcome: SKIP\n",
-		"no match":      "schema: confine.conformance.expected/v1\nrules:\n  - cases: [nope/*]\n    outcome: PASS\n",
-		"bad abi":       "schema: confine.conformance.expected/v1\nrules:\n  - cases: [boundary/a]\n    when: {abi: \"3-1\"}\n    outcome: PASS\n",
-		"bad landlock":  "schema: confine.conformance.expected/v1\nrules:\n  - cases: [boundary/a]\n    when: {landlock: [maybe]}\n    outcome: PASS\n",
+		"schema":       "schema: x\nrules: []\n",
+		"unknown key":  "schema: confine.conformance.expected/v1\nrules:\n  - cases: [boundary/a]\n    outcome: PASS\n    color: red\n",
+		"bad outcome":  "schema: confine.conformance.expected/v1\nrules:\n  - cases: [boundary/a]\n    outcome: MAYBE\n",
+		"xfail issue":  "schema: confine.conformance.expected/v1\nrules:\n  - cases: [boundary/a]\n    outcome: EXPECTED-FAIL\n    why: w\n",
+		"skip why":     "schema: confine.conformance.expected/v1\nrules:\n  - cases: [boundary/a]\n    outcome: SKIP\n",
+		"no match":     "schema: confine.conformance.expected/v1\nrules:\n  - cases: [nope/*]\n    outcome: PASS\n",
+		"bad abi":      "schema: confine.conformance.expected/v1\nrules:\n  - cases: [boundary/a]\n    when: {abi: \"3-1\"}\n    outcome: PASS\n",
+		"bad landlock": "schema: confine.conformance.expected/v1\nrules:\n  - cases: [boundary/a]\n    when: {landlock: [maybe]}\n    outcome: PASS\n",
 	} {
 		_, err := Parse([]byte(body), ids)
 		assert.Error(t, err, name)

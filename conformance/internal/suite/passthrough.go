@@ -118,12 +118,12 @@ var passthroughCases = []Case{{
 		}
 	},
 }, {
-	ID:        "passthrough/not-found-127",
-	Title:     "a command that is not found gives 127",
+	ID:    "passthrough/not-found-127",
+	Title: "a command that is not found gives 127",
 	Rationale: "127 is 'not found' for env, timeout and the shell; an agent uses it to tell a typo from a failure. " +
 		"A launcher that reports a missing command as its own refusal (125), or as a generic failure, breaks that.",
-	Expect:    []Expect{{"ABI ≥ 1", "exit 127 for a bare name not on PATH and for a missing absolute path"}, landlockOnly},
-	Needs:     Needs{Landlock: true},
+	Expect: []Expect{{"ABI ≥ 1", "exit 127 for a bare name not on PATH and for a missing absolute path"}, landlockOnly},
+	Needs:  Needs{Landlock: true},
 	Run: func(t *T) {
 		for _, p := range []string{"confine-conformance-no-such-command", t.Base + "/no/such/command"} {
 			if r := t.Confine(t.Flags(), []string{p}, Opts{}); r.Exit != 127 {
