@@ -5,7 +5,6 @@ import (
 
 	"github.com/confine-dev/confine/sandbox/landlock"
 	"github.com/confine-dev/confine/sandbox/report"
-	"github.com/confine-dev/confine/sandbox/seccomp"
 )
 
 // Probe answers `confine probe`: what this kernel offers and what `--backend auto` would do. It is asked
@@ -43,7 +42,13 @@ func Probe(s System) report.Probe {
 	p.AutoBackend = "landlock"
 	p.AutoReason = fmt.Sprintf("Landlock ABI %d is available", st.ABI)
 	p.Handled = landlock.HandledWrites(st.ABI).Names()
-	p.Seccomp = seccomp.Policy{DenyTruncate: st.ABI < 3}.Denied()
-	p.Warnings = warnings(st.ABI, p.WSL)
+	metadata := MetadataMountLayer
+	if err := s.LayerAvailable(); err != nil {
+		metadata = MetadataSeccomp
+		p.Warnings = append(p.Warnings, err.Error())
+	}
+	p.Metadata = string(metadata)
+	p.Seccomp = policy(st.ABI, metadata).Denied()
+	p.Warnings = append(p.Warnings, warnings(st.ABI, p.WSL, metadata)...)
 	return p
 }

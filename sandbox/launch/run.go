@@ -23,7 +23,7 @@ const (
 	ExitNotFound   = 127 // the command was not found
 )
 
-// ExecError is a failure to find or execute the command, after confinement was in place.
+// ExecError is a failure to find or execute the command.
 type ExecError struct {
 	Status int // ExitCannotExec or ExitNotFound
 	Err    error
@@ -31,9 +31,10 @@ type ExecError struct {
 
 func (e *ExecError) Error() string { return e.Err.Error() }
 
-// Run confines the calling process as cfg asks and executes cfg.Argv. It returns only on failure: a
-// *report.Refusal (nothing ran, exit 125) or an *ExecError (126 or 127). It locks the calling goroutine to
-// its OS thread, because Landlock domains and seccomp filters bind to a thread until execve.
+// Run confines the process as cfg asks and executes cfg.Argv. It returns only on failure, or when the command
+// ran in a layered child: a *report.Refusal (nothing ran, exit 125), an *ExecError (126 or 127), or a
+// *ChildExit (exit as the child did). It locks the calling goroutine to its OS thread, because Landlock
+// domains and seccomp filters bind to a thread until execve.
 func Run(cfg Config, s System) error {
 	runtime.LockOSThread()
 	rep := report.New(string(cfg.Mode))
@@ -47,9 +48,44 @@ func Run(cfg Config, s System) error {
 		writeReport(cfg.ReportFD, rep) // best effort: the refusal stands either way
 		return err
 	}
-	path, err := prepare(cfg, s, rep)
+	child, syncFD, err := s.LayerChild()
+	if err != nil {
+		return refuse(report.Refuse(report.Internal, "%v", err))
+	}
+	if child {
+		if err := s.BuildMountLayer(cfg.writableRoots()); err != nil {
+			failLayer(syncFD, err)
+		}
+	}
+	metadata := MetadataSeccomp
+	if child {
+		metadata = MetadataMountLayer
+	}
+	p, err := makePlan(cfg, s, rep, metadata)
 	if err != nil {
 		return refuse(err)
+	}
+	defer p.close()
+	path, err := lookPath(cfg.Argv[0])
+	if err != nil {
+		return refuse(err)
+	}
+	if !child {
+		// Everything is validated; try the layer, and fall back to the seccomp denial where it cannot be had.
+		status, err := s.RunLayered(cfg.ReportFD)
+		if err == nil {
+			return &ChildExit{Status: status}
+		}
+		if !errors.Is(err, ErrLayerUnavailable) {
+			return refuse(report.Refuse(report.Internal, "running the layered child: %v", err))
+		}
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%v: metadata is denied everywhere instead", err))
+	}
+	if err := landlock.Restrict(s, p.handled, p.rules); err != nil {
+		return refuse(&report.Refusal{Reason: report.Ruleset, Err: err})
+	}
+	if err := s.SetSeccomp(p.filter.Program()); err != nil {
+		return refuse(report.Refuse(report.Seccomp, "seccomp(SET_MODE_FILTER): %v", err))
 	}
 	// From here on the thread is confined; a failure still runs nothing.
 	rep.Outcome = "exec"
@@ -68,27 +104,6 @@ func Run(cfg Config, s System) error {
 	return &ExecError{Status: status, Err: fmt.Errorf("%s: %w", cfg.Argv[0], err)}
 }
 
-// prepare does everything up to and including the restriction of the calling thread, filling rep, and
-// returns the resolved command path.
-func prepare(cfg Config, s System, rep *report.Report) (string, error) {
-	plan, err := makePlan(cfg, s, rep)
-	if err != nil {
-		return "", err
-	}
-	defer plan.close()
-	path, err := lookPath(cfg.Argv[0])
-	if err != nil {
-		return "", err
-	}
-	if err := landlock.Restrict(s, plan.handled, plan.rules); err != nil {
-		return "", &report.Refusal{Reason: report.Ruleset, Err: err}
-	}
-	if err := s.SetSeccomp(plan.filter.Program()); err != nil {
-		return "", report.Refuse(report.Seccomp, "seccomp(SET_MODE_FILTER): %v", err)
-	}
-	return path, nil
-}
-
 // A plan is everything decided before the thread is restricted. Its rules hold open descriptors.
 type plan struct {
 	handled landlock.Access
@@ -104,9 +119,8 @@ func (p *plan) close() {
 }
 
 // makePlan negotiates the backend and the ABI, opens the roots and decides the rules and the seccomp filter,
-// filling rep, without restricting anything. Probe and Run share it. The caller closes nothing: on error Plan
-// has closed what it opened; on success the returned plan's roots stay open until close.
-func makePlan(cfg Config, s System, rep *report.Report) (*plan, error) {
+// filling rep, without restricting anything. On error it has closed what it opened.
+func makePlan(cfg Config, s System, rep *report.Report, metadata Metadata) (*plan, error) {
 	wsl := DetectWSL(s.OSRelease())
 	if wsl == 1 {
 		return nil, report.Refuse(report.WSL1, "WSL1 is not a Linux kernel and has no Landlock: use WSL2")
@@ -135,11 +149,11 @@ func makePlan(cfg Config, s System, rep *report.Report) (*plan, error) {
 			"Landlock is disabled (EOPNOTSUPP: built in but not in lsm=) and no fallback backend can enforce %s",
 			cfg.Mode)
 	}
-	rep.Backend = string(Landlock)
-	p := &plan{handled: landlock.HandledWrites(st.ABI), filter: seccomp.Policy{DenyTruncate: st.ABI < 3}}
+	rep.Backend, rep.Metadata = string(Landlock), string(metadata)
+	p := &plan{handled: landlock.HandledWrites(st.ABI), filter: policy(st.ABI, metadata)}
 	rep.Handled = p.handled.Names()
 	rep.Seccomp = p.filter.Denied()
-	rep.Warnings = append(rep.Warnings, warnings(st.ABI, wsl)...)
+	rep.Warnings = append(rep.Warnings, warnings(st.ABI, wsl, metadata)...)
 	if err := p.open(cfg, rep); err != nil {
 		p.close()
 		return nil, err
@@ -147,30 +161,55 @@ func makePlan(cfg Config, s System, rep *report.Report) (*plan, error) {
 	return p, nil
 }
 
+// policy is the seccomp filter for an ABI: with the mount layer, read-only mounts already stop metadata
+// changes and truncate(2) outside, so only what no mount can stop is denied.
+func policy(abi int, metadata Metadata) seccomp.Policy {
+	if metadata == MetadataMountLayer {
+		return seccomp.Policy{}
+	}
+	return seccomp.Policy{Metadata: true, DenyTruncate: abi < 3}
+}
+
+// A rootSpec is one root a Config asks for.
+type rootSpec struct {
+	path     string
+	required bool // given by the user: it must exist
+	grant    bool // writable (the worktree in read-only mode is validated but not writable)
+}
+
+func (cfg Config) roots() []rootSpec {
+	var roots []rootSpec
+	if cfg.Worktree != "" {
+		roots = append(roots, rootSpec{cfg.Worktree, true, cfg.Mode == WorkspaceWrite})
+	}
+	for _, a := range cfg.Allow {
+		roots = append(roots, rootSpec{a, true, true})
+	}
+	defaults := defaultRoots
+	if cfg.TTY {
+		defaults = append(append([]string{}, defaultRoots...), ttyRoots...)
+	}
+	for _, d := range defaults {
+		roots = append(roots, rootSpec{d, false, true})
+	}
+	return roots
+}
+
+// writableRoots are the paths the mount layer keeps writable.
+func (cfg Config) writableRoots() []string {
+	var out []string
+	for _, r := range cfg.roots() {
+		if r.grant {
+			out = append(out, r.path)
+		}
+	}
+	return out
+}
+
 // open opens every root once and records its rule. User-given roots must exist; a missing default root is a
 // warning.
 func (p *plan) open(cfg Config, rep *report.Report) error {
-	type root struct {
-		path     string
-		required bool
-		grant    bool
-	}
-	var roots []root
-	if cfg.Worktree != "" {
-		roots = append(roots, root{cfg.Worktree, true, cfg.Mode == WorkspaceWrite})
-	}
-	for _, a := range cfg.Allow {
-		roots = append(roots, root{a, true, true})
-	}
-	for _, d := range defaultRoots {
-		roots = append(roots, root{d, false, true})
-	}
-	if cfg.TTY {
-		for _, d := range ttyRoots {
-			roots = append(roots, root{d, false, true})
-		}
-	}
-	for _, want := range roots {
+	for _, want := range cfg.roots() {
 		r, err := pathfd.Open(want.path)
 		if err != nil {
 			if want.required {
@@ -195,17 +234,20 @@ func (p *plan) open(cfg Config, rep *report.Report) error {
 	return nil
 }
 
-// warnings says what an ABI leaves to seccomp or cannot do at all.
-func warnings(abi, wsl int) []string {
-	w := []string{"metadata (chmod, chown, utimes, xattrs, inode flags) cannot be changed anywhere, " +
-		"including inside the writable roots: Landlock has no right for it, so seccomp denies it (EPERM)"}
+// warnings says what an ABI and the metadata mechanism leave undone or change.
+func warnings(abi, wsl int, metadata Metadata) []string {
+	var w []string
+	if metadata == MetadataSeccomp {
+		w = append(w, "metadata (chmod, chown, utimes, xattrs, inode flags) cannot be changed anywhere, "+
+			"including inside the writable roots: Landlock has no right for it, so seccomp denies it (EPERM)")
+		if abi < 3 {
+			w = append(w, fmt.Sprintf("ABI %d: truncate(2) by path is denied everywhere by seccomp (TRUNCATE "+
+				"needs ABI 3, kernel 6.2)", abi))
+		}
+	}
 	if abi < 2 {
 		w = append(w, fmt.Sprintf("ABI %d: cross-directory rename and link inside the worktree will fail with "+
 			"EXDEV (REFER needs ABI 2, kernel 5.19)", abi))
-	}
-	if abi < 3 {
-		w = append(w, fmt.Sprintf("ABI %d: truncate(2) by path is denied everywhere by seccomp (TRUNCATE needs "+
-			"ABI 3, kernel 6.2)", abi))
 	}
 	if abi < 5 {
 		w = append(w, fmt.Sprintf("ABI %d: ioctls on devices opened before confinement are not handled "+
@@ -246,10 +288,8 @@ func lookPath(name string) (string, error) {
 			denied = true
 			continue
 		}
-		if !filepath.IsAbs(p) {
-			if abs, err := filepath.Abs(p); err == nil {
-				p = abs
-			}
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
 		}
 		return p, nil
 	}

@@ -3,6 +3,7 @@ package launch
 import (
 	"os"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -24,6 +25,14 @@ type System interface {
 	Machine() string
 	// WSLInterop is the state of WSL2's Windows interop, from binfmt_misc.
 	WSLInterop() Interop
+	// LayerChild reports whether this process is the layered child, and its sync descriptor.
+	LayerChild() (bool, int, error)
+	// BuildMountLayer makes every mount read-only except the writable roots (layered child only).
+	BuildMountLayer(roots []string) error
+	// RunLayered runs this invocation again as a layered child and waits for it.
+	RunLayered(reportFD int) (syscall.WaitStatus, error)
+	// LayerAvailable says whether the layer's namespaces can be made here (for probe).
+	LayerAvailable() error
 }
 
 // Host is the real System.
@@ -38,7 +47,11 @@ func (Host) OSRelease() string {
 	}
 	return unix.ByteSliceToString(u.Release[:])
 }
-func (Host) WSLInterop() Interop { return readWSLInterop() }
+func (Host) WSLInterop() Interop                                 { return readWSLInterop() }
+func (Host) LayerChild() (bool, int, error)                      { return layerChild() }
+func (Host) BuildMountLayer(roots []string) error                { return buildMountLayer(roots) }
+func (Host) RunLayered(reportFD int) (syscall.WaitStatus, error) { return runLayered(reportFD) }
+func (Host) LayerAvailable() error                               { return layerAvailable() }
 func (Host) Machine() string {
 	var u unix.Utsname
 	if unix.Uname(&u) != nil {

@@ -84,6 +84,7 @@ type Report struct {
 	Error    string   `json:"error,omitempty"`
 	Mode     string   `json:"mode"`
 	Backend  string   `json:"backend"`
+	Metadata string   `json:"metadata"` // mount-layer or seccomp-deny; empty when refused before a backend
 	ABI      int      `json:"abi"`
 	Errata   int      `json:"errata"`
 	Landlock string   `json:"landlock"` // available, absent, disabled or unknown
@@ -129,5 +130,6 @@ type Probe struct {
 	WSLInterop  string   `json:"wsl_interop,omitempty"` // on WSL2: enabled, disabled or unknown
 	Handled     []string `json:"handled"`
 	Seccomp     []string `json:"seccomp"`
+	Metadata    string   `json:"metadata"` // mount-layer where a user+mount namespace could be made, else seccomp-deny
 	Warnings    []string `json:"warnings"`
 }

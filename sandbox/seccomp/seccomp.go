@@ -11,18 +11,25 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Policy says what the filter denies beyond the fixed metadata set.
+// Policy says what the filter denies. The zero Policy denies only TIOCSTI and compat system calls, which no
+// mount or Landlock right can stop.
 type Policy struct {
+	// Metadata denies the metadata system calls and the inode-flag ioctls everywhere: Landlock has no right
+	// for them. Not needed where read-only mounts already stop them outside the writable roots.
+	Metadata bool
 	// DenyTruncate denies truncate(2) by path: Landlock handles TRUNCATE only from ABI 3 (6.2).
 	DenyTruncate bool
 }
 
 // ioctl commands denied with EPERM, from include/uapi/linux/fs.h, fsverity.h and asm-generic/ioctls.h. The
 // kernel passes the command as a 32-bit unsigned int, so only the low word of the argument is compared.
-var deniedIoctls = []struct {
+type ioctlCmd struct {
 	name string
 	cmd  uint32
-}{
+}
+
+// metadataIoctls change inode attributes; alwaysIoctls are denied in every policy.
+var metadataIoctls = []ioctlCmd{
 	{"FS_IOC_SETFLAGS", 0x40086602},              // chattr: inode flags
 	{"FS_IOC32_SETFLAGS", 0x40046602},            // the same, 32-bit ABI
 	{"FS_IOC_SETVERSION", 0x40087602},            // inode generation
@@ -31,19 +38,35 @@ var deniedIoctls = []struct {
 	{"FS_IOC_SET_ENCRYPTION_POLICY", 0x800c6613}, // fscrypt policy on an empty directory
 	{"FS_IOC_ENABLE_VERITY", 0x40806685},         // makes a file immutable, from a read-only fd
 	{"FS_IOC_SETFSLABEL", 0x41009432},            // filesystem label
-	{"TIOCSTI", 0x5412},                          // pushes input into the caller's terminal
+}
+
+var alwaysIoctls = []ioctlCmd{
+	{"TIOCSTI", 0x5412}, // pushes input into the caller's terminal
+}
+
+func (p Policy) syscalls() (names []string, nrs []uint32) {
+	if p.Metadata {
+		for _, s := range deniedSyscalls {
+			names, nrs = append(names, s.name), append(nrs, s.nr)
+		}
+	}
+	if p.DenyTruncate {
+		names, nrs = append(names, "truncate"), append(nrs, sysTruncate)
+	}
+	return names, nrs
+}
+
+func (p Policy) ioctls() []ioctlCmd {
+	if p.Metadata {
+		return append(append([]ioctlCmd{}, metadataIoctls...), alwaysIoctls...)
+	}
+	return alwaysIoctls
 }
 
 // Denied names what the filter denies, system calls first, then ioctls, then the compat rule.
 func (p Policy) Denied() []string {
-	var out []string
-	for _, s := range deniedSyscalls {
-		out = append(out, s.name)
-	}
-	if p.DenyTruncate {
-		out = append(out, "truncate")
-	}
-	for _, c := range deniedIoctls {
+	out, _ := p.syscalls()
+	for _, c := range p.ioctls() {
 		out = append(out, "ioctl:"+c.name)
 	}
 	return append(out, "compat-syscalls")
@@ -79,14 +102,9 @@ func jeq(k uint32, jt, jf uint8) unix.SockFilter {
 //	ret ALLOW
 //	EPERM: ret ERRNO(EPERM)
 func (p Policy) Program() []unix.SockFilter {
-	nrs := []uint32{}
-	for _, s := range deniedSyscalls {
-		nrs = append(nrs, s.nr)
-	}
-	if p.DenyTruncate {
-		nrs = append(nrs, sysTruncate)
-	}
-	n, m := len(nrs), len(deniedIoctls)
+	_, nrs := p.syscalls()
+	ioctls := p.ioctls()
+	n, m := len(nrs), len(ioctls)
 	prog := []unix.SockFilter{
 		stmt(bpfLdWAbs, offArch),
 		jeq(auditArch, 1, 0),
@@ -101,7 +119,7 @@ func (p Policy) Program() []unix.SockFilter {
 		prog = append(prog, jeq(nr, uint8(n-1-i+3+m+1), 0))
 	}
 	prog = append(prog, jeq(sysIoctl, 1, 0), stmt(bpfRetK, retAllow), stmt(bpfLdWAbs, offArg1Low))
-	for k, c := range deniedIoctls {
+	for k, c := range ioctls {
 		prog = append(prog, jeq(c.cmd, uint8(m-1-k+1), 0)) // skip the other m-1-k commands and ret ALLOW
 	}
 	return append(prog, stmt(bpfRetK, retAllow), stmt(bpfRetK, retEPERM))

@@ -44,13 +44,20 @@ func run(t *testing.T, prog []unix.SockFilter, arch, nr uint32, arg1 uint64) uin
 }
 
 func TestProgramDeniesMetadataEverywhereAndAllowsTheRest(t *testing.T) {
-	for _, p := range []Policy{{}, {DenyTruncate: true}} {
+	for _, p := range []Policy{{}, {Metadata: true}, {DenyTruncate: true}, {Metadata: true, DenyTruncate: true}} {
 		prog := p.Program()
 		require.LessOrEqual(t, len(prog), 255, "jump offsets are 8 bits")
-		for _, s := range deniedSyscalls {
-			require.Equal(t, retEPERM, run(t, prog, auditArch, s.nr, 0), s.name)
-		}
 		want := uint32(retAllow)
+		if p.Metadata {
+			want = retEPERM
+		}
+		for _, s := range deniedSyscalls {
+			require.Equal(t, want, run(t, prog, auditArch, s.nr, 0), "%s with %+v", s.name, p)
+		}
+		for _, c := range metadataIoctls {
+			require.Equal(t, want, run(t, prog, auditArch, sysIoctl, uint64(c.cmd)), "%s with %+v", c.name, p)
+		}
+		want = retAllow
 		if p.DenyTruncate {
 			want = retEPERM
 		}
@@ -58,7 +65,7 @@ func TestProgramDeniesMetadataEverywhereAndAllowsTheRest(t *testing.T) {
 		for _, nr := range []uint32{unix.SYS_OPENAT, unix.SYS_WRITE, unix.SYS_EXECVE, unix.SYS_READ, unix.SYS_FTRUNCATE} {
 			require.Equal(t, uint32(retAllow), run(t, prog, auditArch, nr, 0), "syscall %d", nr)
 		}
-		for _, c := range deniedIoctls {
+		for _, c := range alwaysIoctls {
 			require.Equal(t, retEPERM, run(t, prog, auditArch, sysIoctl, uint64(c.cmd)), c.name)
 			// Upper bits are ignored by the kernel (the command is an unsigned int), and by the filter.
 			require.Equal(t, retEPERM, run(t, prog, auditArch, sysIoctl, 0xffffffff00000000|uint64(c.cmd)), c.name)
@@ -75,7 +82,9 @@ func TestProgramDeniesMetadataEverywhereAndAllowsTheRest(t *testing.T) {
 }
 
 func TestDeniedNamesTheFilter(t *testing.T) {
-	require.Contains(t, Policy{}.Denied(), "fchmodat")
+	require.Contains(t, Policy{Metadata: true}.Denied(), "fchmodat")
+	require.Contains(t, Policy{Metadata: true}.Denied(), "ioctl:FS_IOC_SETFLAGS")
+	require.NotContains(t, Policy{}.Denied(), "fchmodat")
 	require.NotContains(t, Policy{}.Denied(), "truncate")
 	require.Contains(t, Policy{DenyTruncate: true}.Denied(), "truncate")
 	require.Contains(t, Policy{}.Denied(), "ioctl:TIOCSTI")

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/confine-dev/confine/sandbox/launch"
+	"github.com/confine-dev/confine/sandbox/landlock"
 )
 
 // These tests run the real, statically built launcher on the host kernel, as a user would.
@@ -42,11 +43,12 @@ func TestMain(m *testing.M) {
 
 func requireLandlock(t *testing.T) int {
 	t.Helper()
-	p := launch.Probe(launch.Host{})
-	if p.ABI < 1 {
-		t.Skipf("needs Landlock on the host kernel (%s): %s", p.Kernel, p.AutoReason)
+	// landlock.Query, not launch.Probe: Probe starts /proc/self/exe, which here is this test binary.
+	st, err := landlock.Query(landlock.Kernel{})
+	if err != nil || st.ABI < 1 {
+		t.Skipf("needs Landlock on the host kernel: %s (%v)", st.State, err)
 	}
-	return p.ABI
+	return st.ABI
 }
 
 type run struct {
@@ -87,6 +89,28 @@ func confine(t *testing.T, stdin string, env []string, args ...string) run {
 	return r
 }
 
+// requireKernelDenial checks that the shell saw the kernel refuse: EACCES from Landlock, or EROFS from the
+// mount layer, which answers first for everything outside the writable roots.
+func requireKernelDenial(t *testing.T, stderr string) {
+	t.Helper()
+	require.True(t, strings.Contains(stderr, "Permission denied") || strings.Contains(stderr, "Read-only file system"),
+		"want EACCES or EROFS, got %q", stderr)
+}
+
+// metadataMode runs the launcher with a report and returns how metadata is protected here.
+func metadataMode(t *testing.T, worktree string) string {
+	t.Helper()
+	rf, err := os.CreateTemp(t.TempDir(), "report")
+	require.NoError(t, err)
+	cmd := exec.Command(bin, "--worktree", worktree, "--report-fd", "3", "--", "true")
+	cmd.ExtraFiles = []*os.File{rf}
+	require.NoError(t, cmd.Run())
+	var rep struct{ Metadata string }
+	b, _ := os.ReadFile(rf.Name())
+	require.NoError(t, json.Unmarshal(b, &rep), "%s", b)
+	return rep.Metadata
+}
+
 func sh(worktree, script string) []string {
 	return []string{"--worktree", worktree, "--", "/bin/sh", "-c", script}
 }
@@ -96,7 +120,7 @@ func TestWriteOutsideIsDeniedAndInsideWorks(t *testing.T) {
 	w, out := sandbox(t)
 	r := confine(t, "", []string{"HOME=" + out}, sh(w, `echo x > "$HOME/outside"`)...)
 	require.NotEqual(t, 0, r.status)
-	require.Contains(t, r.stderr, "Permission denied")
+	requireKernelDenial(t, r.stderr)
 	require.NoFileExists(t, filepath.Join(out, "outside"))
 
 	r = confine(t, "", []string{"HOME=" + w}, sh(w, `echo x > "$HOME/inside"`)...)
@@ -114,7 +138,7 @@ func TestRemoveOutsideFailsAtTheKernel(t *testing.T) {
 	r := confine(t, "", []string{"P1=" + filepath.Dir(out), "P2=" + filepath.Base(out)},
 		sh(w, `cd "$P1" && cd "$P2" && rm -fr tree; rm -fr "$P1/$P2/tree"`)...)
 	require.NotEqual(t, 0, r.status)
-	require.Contains(t, r.stderr, "Permission denied")
+	requireKernelDenial(t, r.stderr)
 	b, err := os.ReadFile(victim)
 	require.NoError(t, err)
 	require.Equal(t, "keep", string(b))
@@ -181,7 +205,7 @@ func TestReadOnlyMode(t *testing.T) {
 	r := confine(t, "", nil, "--worktree", w, "--mode", "read-only", "--", "/bin/sh", "-c",
 		`cat /etc/hostname >/dev/null && echo x > /tmp/confine-ro-$$ && rm /tmp/confine-ro-$$ && echo x > `+w+`/f`)
 	require.NotEqual(t, 0, r.status)
-	require.Contains(t, r.stderr, "Permission denied")
+	requireKernelDenial(t, r.stderr)
 	require.NoFileExists(t, filepath.Join(w, "f"))
 }
 
@@ -252,4 +276,57 @@ func TestReportOnDescriptor(t *testing.T) {
 	require.Equal(t, w, rep.Rules[0].Path)
 	require.Equal(t, 1, strings.Count(string(b), "\n"), "one line, and nothing from the command: the "+
 		"report descriptor is closed before exec")
+}
+
+func TestMetadataInsideWorksWithTheMountLayer(t *testing.T) {
+	requireLandlock(t)
+	w, out := sandbox(t)
+	if m := metadataMode(t, w); m != "mount-layer" {
+		t.Skipf("the mount layer is not available here (metadata: %s): chmod and touch are denied everywhere", m)
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(out, "f"), []byte("x"), 0o644))
+	r := confine(t, "", []string{"W=" + w, "HOME=" + w, "GIT_CONFIG_NOSYSTEM=1"}, sh(w, `cd "$W" && set -e
+echo '#!/bin/sh' > s.sh && chmod +x s.sh && ./s.sh
+touch -d 2001-01-01 s.sh
+mkdir src && echo a > src/a && tar cf t.tar src && mkdir x && tar xf t.tar -C x
+git init -q repo && cd repo && echo x > x && git add x
+git -c user.email=a@b -c user.name=n commit -qm init && git checkout -qb topic && echo ok`)...)
+	require.Equal(t, 0, r.status, r.stderr)
+	require.Equal(t, "ok\n", r.stdout)
+	r = confine(t, "", nil, sh(w, "chmod 600 "+filepath.Join(out, "f"))...)
+	require.NotEqual(t, 0, r.status)
+	require.Contains(t, r.stderr, "Read-only file system")
+}
+
+func TestRelativePathsFromAWorkingDirectoryInsideTheWorktree(t *testing.T) {
+	requireLandlock(t)
+	w, _ := sandbox(t)
+	cmd := exec.Command(bin, sh(w, "mkdir d && echo x > d/f && chmod +x d/f && cat d/f")...)
+	cmd.Dir = w // the caller's working directory is the worktree, as an agent's usually is
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Equal(t, "x\n", string(out))
+}
+
+func TestSignalsReachTheLayeredCommand(t *testing.T) {
+	requireLandlock(t)
+	w, _ := sandbox(t)
+	cmd := exec.Command(bin, sh(w, `trap 'exit 7' TERM; echo ready; while :; do sleep 0.05; done`)...)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	line := make([]byte, 6)
+	_, err = io.ReadFull(stdout, line)
+	require.NoError(t, err)
+	require.Equal(t, "ready\n", string(line), "the trap is set")
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM), "signal the launcher, as a caller would")
+	err = cmd.Wait()
+	require.Equal(t, 7, cmd.ProcessState.ExitCode(), "the command's trap ran: %v", err)
+}
+
+func TestInternalLayerVariableIsRefused(t *testing.T) {
+	w, _ := sandbox(t)
+	r := confine(t, "", []string{"CONFINE_INTERNAL_MOUNT_LAYER=mnt:[1]:3"}, sh(w, "echo ran")...)
+	require.Equal(t, 125, r.status)
+	require.Empty(t, r.stdout)
 }

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -218,12 +220,28 @@ func Main(args []string, s launch.System, stdout, stderr io.Writer) int {
 		return 0
 	}
 	err = launch.Run(cfg, s)
+	var child *launch.ChildExit
+	if errors.As(err, &child) {
+		return mirror(child.Status)
+	}
 	fail(stderr, err)
 	var ee *launch.ExecError
 	if errors.As(err, &ee) {
 		return ee.Status
 	}
 	return launch.ExitRefused
+}
+
+// mirror ends this process the way the layered child ended: with its exit status, or by its signal (the
+// default action is restored first, so a caller sees the same signal death), else 128+N as a shell would.
+func mirror(ws syscall.WaitStatus) int {
+	if !ws.Signaled() {
+		return ws.ExitStatus()
+	}
+	sig := ws.Signal()
+	signal.Reset(sig)
+	unix.Kill(unix.Getpid(), sig)
+	return 128 + int(sig)
 }
 
 // fail prints err as one line prefixed "confine: ".
@@ -243,6 +261,9 @@ func printProbe(w io.Writer, p report.Probe) {
 	fmt.Fprintf(w, "landlock: %s\n", ll)
 	fmt.Fprintf(w, "auto:     %s: %s\n", p.AutoBackend, p.AutoReason)
 	fmt.Fprintf(w, "wsl:      %d\n", p.WSL)
+	if p.Metadata != "" {
+		fmt.Fprintf(w, "metadata: %s\n", p.Metadata)
+	}
 	if len(p.Handled) > 0 {
 		fmt.Fprintf(w, "handled:  %s\n", strings.Join(p.Handled, " "))
 		fmt.Fprintf(w, "seccomp:  %s\n", strings.Join(p.Seccomp, " "))

@@ -11,11 +11,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/confine-dev/confine/sandbox/landlock"
 	"github.com/confine-dev/confine/sandbox/launch"
 	"github.com/confine-dev/confine/sandbox/report"
 )
@@ -53,6 +55,7 @@ type fake struct {
 	abiErr, addErr, restrErr, scErr error
 	release                         string
 	interop                         launch.Interop
+	noLayer                         bool
 }
 
 func errno(name string) error {
@@ -87,6 +90,8 @@ func newFake(spec string) *fake {
 			f.release = v
 		case "interop":
 			f.interop = launch.Interop(v)
+		case "layer":
+			f.noLayer = v == "off"
 		}
 	}
 	return f
@@ -118,6 +123,12 @@ func (f *fake) SetSeccomp(prog []unix.SockFilter) error {
 		return f.scErr
 	}
 	return f.Host.SetSeccomp(prog)
+}
+func (f *fake) RunLayered(reportFD int) (syscall.WaitStatus, error) {
+	if f.noLayer {
+		return 0, fmt.Errorf("%w: user namespaces are off in this test", launch.ErrLayerUnavailable)
+	}
+	return f.Host.RunLayered(reportFD)
 }
 func (f *fake) WSLInterop() launch.Interop {
 	if f.interop != "" {
@@ -174,8 +185,9 @@ func confine(t *testing.T, spec string, args ...string) result {
 
 func requireLandlock(t *testing.T) {
 	t.Helper()
-	if p := launch.Probe(launch.Host{}); p.ABI < 1 {
-		t.Skipf("needs Landlock on the host kernel: %s", p.AutoReason)
+	// landlock.Query, not launch.Probe: Probe starts /proc/self/exe, which here is this test binary.
+	if st, err := landlock.Query(landlock.Kernel{}); err != nil || st.ABI < 1 {
+		t.Skipf("needs Landlock on the host kernel: %s (%v)", st.State, err)
 	}
 }
 
@@ -234,6 +246,7 @@ func TestReportGolden(t *testing.T) {
 		needsLL bool
 	}{
 		"abi1":         {"abi=1,errata=0", []string{"--worktree", "$W", "--tty"}, true},
+		"abi2-nolayer": {"abi=2,errata=0,layer=off", []string{"--worktree", "$W"}, true},
 		"abi3":         {"abi=3,errata=1", []string{"--worktree", "$W"}, true},
 		"abi7":         {"abi=7,errata=7", []string{"--worktree", "$W", "--allow", "/dev/zero"}, true},
 		"read-only":    {"abi=6,errata=15", []string{"--mode", "read-only"}, true},
@@ -273,8 +286,10 @@ func TestOlderABIRulesetsOnThisKernel(t *testing.T) {
 	require.Equal(t, "same-dir-ok\n", stdoutOf(t, "abi=1", script))
 	require.Equal(t, "same-dir-ok\ncross-dir-ok\n", stdoutOf(t, "abi=2", script))
 
-	require.Equal(t, "EPERM\n", truncateIn(t, "abi=2"), "ABI 2: truncate(2) is denied by seccomp, even inside")
-	require.Equal(t, "truncated\n", truncateIn(t, "abi=3"), "ABI 3: Landlock allows TRUNCATE inside")
+	require.Equal(t, "EPERM\n", truncateIn(t, "abi=2,layer=off"), "ABI 2 without the mount layer: "+
+		"truncate(2) is denied by seccomp, even inside")
+	require.Equal(t, "truncated\n", truncateIn(t, "abi=2"), "ABI 2 with the mount layer: allowed inside")
+	require.Equal(t, "truncated\n", truncateIn(t, "abi=3,layer=off"), "ABI 3: Landlock allows TRUNCATE inside")
 }
 
 func truncateIn(t *testing.T, spec string) string {
@@ -296,4 +311,18 @@ func stdoutOf(t *testing.T, spec, script string) string {
 	cmd.Env = append(os.Environ(), fakeEnv+"="+spec)
 	out, _ := cmd.Output()
 	return string(out)
+}
+
+// Without the mount layer, Landlock alone must deny: the kernel answers EACCES, not EROFS.
+func TestLandlockAloneDeniesOutside(t *testing.T) {
+	requireLandlock(t)
+	base, err := os.MkdirTemp("/var/tmp", "confine-ll")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	target := filepath.Join(base, "outside")
+	r := confine(t, "layer=off", "--worktree", "$W", "--report-fd", "3", "--", "/bin/sh", "-c", "echo x > "+target)
+	require.NotEqual(t, 0, r.status)
+	require.Contains(t, r.stderr, "Permission denied")
+	require.NoFileExists(t, target)
+	require.Equal(t, "seccomp-deny", r.report["metadata"])
 }
