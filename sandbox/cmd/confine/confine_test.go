@@ -22,19 +22,28 @@ import (
 
 // These tests run the real, statically built launcher on the host kernel, as a user would.
 
-var bin string
+// bin is the launcher under test: $CONFINE_BIN (a prebuilt artifact, e.g. Bazel's), else built here with
+// the go command. noBin says why there is none; every test then skips with that reason.
+var bin, noBin string
 
 func TestMain(m *testing.M) {
+	if bin = os.Getenv("CONFINE_BIN"); bin != "" {
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "confine-bin")
 	if err != nil {
 		panic(err)
 	}
 	bin = filepath.Join(dir, "confine")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building confine: %v\n%s", err, out)
-		os.Exit(1)
+	if _, err := exec.LookPath("go"); err != nil {
+		noBin = "no $CONFINE_BIN and no go command to build confine with"
+	} else {
+		build := exec.Command("go", "build", "-o", bin, ".")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "building confine: %v\n%s", err, out)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -43,12 +52,20 @@ func TestMain(m *testing.M) {
 
 func requireLandlock(t *testing.T) int {
 	t.Helper()
+	requireBin(t)
 	// landlock.Query, not launch.Probe: Probe starts /proc/self/exe, which here is this test binary.
 	st, err := landlock.Query(landlock.Kernel{})
 	if err != nil || st.ABI < 1 {
 		t.Skipf("needs Landlock on the host kernel: %s (%v)", st.State, err)
 	}
 	return st.ABI
+}
+
+func requireBin(t *testing.T) {
+	t.Helper()
+	if noBin != "" {
+		t.Skip(noBin)
+	}
 }
 
 type run struct {
@@ -325,6 +342,7 @@ func TestSignalsReachTheLayeredCommand(t *testing.T) {
 }
 
 func TestInternalLayerVariableIsRefused(t *testing.T) {
+	requireBin(t)
 	w, _ := sandbox(t)
 	r := confine(t, "", []string{"CONFINE_INTERNAL_MOUNT_LAYER=mnt:[1]:3"}, sh(w, "echo ran")...)
 	require.Equal(t, 125, r.status)
