@@ -198,7 +198,23 @@ func runLayered(reportFD int) (syscall.WaitStatus, error) {
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, ExtraFiles: extra, SysProcAttr: layerAttr()}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwarded...)
-	defer signal.Stop(sigs)
+	ran := false
+	defer func() {
+		signal.Stop(sigs)
+		if ran {
+			return
+		}
+		// A signal caught before anything ran (on the way to a fallback) is delivered again, to us, with its
+		// default action back in place.
+		for {
+			select {
+			case s := <-sigs:
+				unix.Kill(unix.Getpid(), s.(syscall.Signal))
+			default:
+				return
+			}
+		}
+	}()
 	if err := cmd.Start(); err != nil {
 		w.Close()
 		return 0, fmt.Errorf("%w: starting the layered child: %v", ErrLayerUnavailable, err)
@@ -209,6 +225,7 @@ func runLayered(reportFD int) (syscall.WaitStatus, error) {
 		cmd.Wait()
 		return 0, fmt.Errorf("%w: %s", ErrLayerUnavailable, msg)
 	}
+	ran = true
 	if reportFD >= 3 {
 		unix.Close(reportFD) // the child has written the report; a reader sees EOF when the command closes it
 	}
