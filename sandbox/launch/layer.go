@@ -187,9 +187,18 @@ func runLayered(reportFD int) (syscall.WaitStatus, error) {
 	syncFD := 3
 	var extra []*os.File
 	if reportFD >= 3 {
+		// A duplicate goes to the child: an *os.File closes its descriptor when collected, and ours must
+		// stay open for the report in case of a fallback.
+		dup, err := unix.FcntlInt(uintptr(reportFD), unix.F_DUPFD_CLOEXEC, 3)
+		if err != nil {
+			w.Close()
+			return 0, fmt.Errorf("duplicating --report-fd: %w", err)
+		}
+		report := os.NewFile(uintptr(dup), "report")
+		defer report.Close()
 		syncFD = reportFD + 1
 		extra = make([]*os.File, syncFD-3+1)
-		extra[reportFD-3] = os.NewFile(uintptr(reportFD), "report")
+		extra[reportFD-3] = report
 	} else {
 		extra = make([]*os.File, 1)
 	}
