@@ -6,7 +6,8 @@ PAYLOAD := $(OUT)/payload
 REPORTS ?= reports
 # Confine starts per toctou race case: thousands on the host; fewer per VM under TCG (the count is reported).
 HOST_TOCTOU_ATTEMPTS ?= 2000
-MATRIX_TOCTOU_ATTEMPTS ?= 300
+MATRIX_TOCTOU_ATTEMPTS ?= 200
+SMOKE_TOCTOU_ATTEMPTS ?= 50
 # The VM smoke run in `make test`: the kernel without Landlock and the newest, amd64.
 SMOKE_KERNELS ?= 5.10-amd64,7.3-amd64
 MATRIX_OWNER := conformance
@@ -36,6 +37,6 @@ matrix-report: conformance-build ## the kernel × case report from existing repo
 	$(CONFORMANCE) report --results $(REPORTS)/vm --manifest vm/kernels.json --expect conformance/expected.yaml --out $(REPORTS)
 
 conformance-smoke: payload vm-build conformance-build ## the suite in two VM kernels ($(SMOKE_KERNELS)), bounded, for make test
-	scripts/conformance-matrix.sh $(VM) $(PAYLOAD) $(CONFORMANCE) $(REPORTS)/smoke $(MATRIX_TOCTOU_ATTEMPTS) $(VM_JOBS) --kernels $(SMOKE_KERNELS)
+	scripts/conformance-matrix.sh $(VM) $(PAYLOAD) $(CONFORMANCE) $(REPORTS)/smoke $(SMOKE_TOCTOU_ATTEMPTS) $(VM_JOBS) --kernels $(SMOKE_KERNELS)
 
 TEST_TARGETS += conformance-test conformance-host conformance-smoke

@@ -161,22 +161,26 @@ var abiCases = []Case{{
 	ID:    "abi-negotiation/truncate",
 	Title: "truncation follows the ABI: TRUNCATE from ABI 3, truncate(2) closed by seccomp before",
 	Rationale: "Before ABI 3 (6.2) Landlock cannot stop truncate(2) by path, so a confined command could empty " +
-		"any file it can reach. confine closes that with seccomp (EPERM) on ABI < 3; from ABI 3 the kernel " +
+		"any file it can reach. confine closes that with seccomp (EPERM) on ABI < 3, or with read-only mounts " +
+		"outside the writable roots (report.metadata mount-layer); from ABI 3 the kernel " +
 		"handles TRUNCATE and truncate(2) works inside and fails with EACCES outside. Opening with O_TRUNC is " +
 		"covered by WRITE_FILE on every ABI.",
-	Expect: []Expect{{"ABI 1–2", "truncate(2) fails with EPERM inside and outside; O_TRUNC inside works"},
+	Expect: []Expect{{"ABI 1–2, seccomp-deny", "truncate(2) fails with EPERM inside and outside; O_TRUNC inside works"},
+		{"ABI 1–2, mount-layer", "truncate(2) works inside, fails with EROFS outside"},
 		{"ABI ≥ 3", "truncate(2) works inside, fails with EACCES outside; O_TRUNC inside works, outside EACCES"}, landlockOnly},
 	Needs: Needs{Landlock: true},
 	Run: func(t *T) {
-		res := t.Helper(t.Flags(), op("truncate", t.WT+"/existing.txt"), op("truncate", t.Out+"/file.txt"),
-			op("trunc-open", t.WT+"/existing.txt"), op("trunc-open", t.Out+"/file.txt"))
+		r := t.Confine(t.Flags(), t.HelperArgv(op("truncate", t.WT+"/existing.txt"), op("truncate", t.Out+"/file.txt"),
+			op("trunc-open", t.WT+"/existing.txt"), op("trunc-open", t.Out+"/file.txt")), Opts{})
+		res := t.helperResults("confine", r, 4)
 		t.WantOK("O_TRUNC inside", res[2])
-		t.WantDenied("O_TRUNC outside", eacces, res[3])
-		if t.ABI() >= 3 {
-			t.WantOK("truncate(2) inside on ABI >= 3", res[0])
-			t.WantDenied("truncate(2) outside on ABI >= 3", eacces, res[1])
-		} else {
-			t.WantDenied(fmt.Sprintf("truncate(2) on ABI %d (seccomp)", t.ABI()), eperm, res[0], res[1])
+		t.WantDenied("O_TRUNC outside", denied, res[3])
+		switch {
+		case t.ABI() >= 3 || r.Report.MountLayer():
+			t.WantOK("truncate(2) inside", res[0])
+			t.WantDenied("truncate(2) outside", denied, res[1])
+		default:
+			t.WantDenied(fmt.Sprintf("truncate(2) on ABI %d (seccomp-deny)", t.ABI()), eperm, res[0], res[1])
 		}
 	},
 }}

@@ -54,7 +54,7 @@ var gitCases = []Case{{
 			opArg("create", m+"/new.txt", "x"), opArg("write", g.sibling+"/tracked.txt", "x"),
 			opArg("create", g.sibling+"/new.txt", "x"), opArg("create", m+"/.git/hooks/pre-commit", "#!/bin/sh\n"),
 			opArg("append", m+"/.git/config", "[core]\n\tfsmonitor = /tmp/x\n"), op("unlink", m+"/.git/config"))
-		t.WantDenied("outside the linked worktree", eacces, res...)
+		t.WantDenied("outside the linked worktree", denied, res...)
 		r := t.Confine([]string{"--worktree", g.linked}, []string{"git", "config", "core.fsmonitor", "/tmp/x"}, Opts{Env: g.env, Dir: g.linked})
 		if r.Exit == 0 {
 			t.Errorf("git config core.fsmonitor succeeded under confine")

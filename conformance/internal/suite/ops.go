@@ -9,9 +9,11 @@ func opArg(name, path, arg string) helper.Op { return helper.Op{Op: name, Path: 
 
 // Errno sets a case accepts for a denial.
 var (
-	eacces      = []string{"EACCES"}
-	eaccesExdev = []string{"EACCES", "EXDEV"} // a rename or link across directories may fail on REFER first
-	eperm       = []string{"EPERM"}           // denied by confine's seccomp filter (metadata, truncate(2) on ABI < 3)
+	// A write outside the writable set fails with EACCES (Landlock) or, where confine's mount layer made every
+	// other mount read-only (report.metadata "mount-layer"), with EROFS. Both are the kernel's verdict.
+	denied  = []string{"EACCES", "EROFS"}
+	deniedX = []string{"EACCES", "EROFS", "EXDEV"} // a rename or link across directories may fail on REFER first
+	eperm   = []string{"EPERM"}                    // confine's seccomp filter (report.metadata "seccomp-deny")
 )
 
 // writeOps are the write-class operations against a directory dir that holds file.txt, link (to file.txt),

@@ -112,6 +112,7 @@ type Report struct {
 	Error    string   `json:"error"`
 	Mode     string   `json:"mode"`
 	Backend  string   `json:"backend"`
+	Metadata string   `json:"metadata"` // mount-layer or seccomp-deny (absent from older launchers: seccomp-deny)
 	ABI      int      `json:"abi"`
 	Errata   uint64   `json:"errata"`
 	Landlock string   `json:"landlock"`
@@ -121,6 +122,10 @@ type Report struct {
 	Command  []string `json:"command"`
 	Warnings []string `json:"warnings"`
 }
+
+// MountLayer reports whether confine closed metadata changes with read-only mounts (then allowed inside the
+// writable set) rather than with a seccomp denial everywhere.
+func (r *Report) MountLayer() bool { return r != nil && r.Metadata == "mount-layer" }
 
 // Rule is one path-beneath rule in a Report.
 type Rule struct {

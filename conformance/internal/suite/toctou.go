@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -88,7 +90,7 @@ var toctouCases = []Case{{
 			op("trunc-open", w+"/escape-file"), op("mkdir", w+"/escape/newdir"), op("unlink", w+"/escape/file.txt"),
 			opArg("create", w+"/sub/escape-dir/new.txt", "x"), op2("rename", w+"/escape/file.txt", w+"/escape/moved.txt"),
 			op("unlink", w+"/escape-file"))
-		t.WantDenied("through a symlink inside the worktree", eaccesExdev, res[:len(res)-1]...)
+		t.WantDenied("through a symlink inside the worktree", deniedX, res[:len(res)-1]...)
 		t.WantOK("removing the symlink itself", res[len(res)-1])
 	},
 }}
@@ -108,20 +110,30 @@ func race(t *T, swap, alt, root, writeDir string, outside []string) {
 	var swaps atomic.Int64
 	var wg sync.WaitGroup
 	var swapErr error
+	// With one CPU (the VM guests), a spinning swapper would take half of it from confine; it sleeps between
+	// exchanges instead, which still flips the path many times during each confine start.
+	pause := time.Duration(0)
+	if runtime.NumCPU() == 1 {
+		pause = 50 * time.Microsecond
+	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		runtime.LockOSThread()
 		for !stop.Load() {
 			if err := unix.Renameat2(unix.AT_FDCWD, swap, unix.AT_FDCWD, alt, unix.RENAME_EXCHANGE); err != nil {
 				swapErr = err
 				return
 			}
 			swaps.Add(1)
+			if pause > 0 {
+				time.Sleep(pause)
+			}
 		}
 	}()
 	defer func() { stop.Store(true); wg.Wait() }()
 
-	var refused, written, denied, other int
+	var refused, written, nDenied, other int
 	for i := 0; i < t.Cfg().Attempts; i++ {
 		t.Attempts = i + 1
 		marker := fmt.Sprintf("%s/marker-%d", writeDir, i)
@@ -133,11 +145,13 @@ func race(t *T, swap, alt, root, writeDir string, outside []string) {
 			res := t.helperResults("confine", r, 1)[0]
 			if res.OK {
 				written++
-			} else if res.Errno == "EACCES" {
-				denied++
+			} else if contains(denied, res.Errno) {
+				nDenied++
 			} else {
 				other++
-				t.Logf("attempt %d: write failed with %s", i, res.Errno)
+				if other <= 5 {
+					t.Logf("attempt %d: write failed with %s", i, res.Errno)
+				}
 			}
 		default:
 			other++
@@ -157,8 +171,8 @@ func race(t *T, swap, alt, root, writeDir string, outside []string) {
 		t.Fatalf("swapper: renameat2(RENAME_EXCHANGE): %v", swapErr)
 	}
 	t.Logf("%d attempts, %d swaps: %d refused (bad-root), %d confined writes landed inside, %d denied, %d other",
-		t.Attempts, swaps.Load(), refused, written, denied, other)
-	if written+refused+denied == 0 {
+		t.Attempts, swaps.Load(), refused, written, nDenied, other)
+	if written+refused+nDenied == 0 {
 		t.Errorf("no attempt ran or was refused cleanly: the race proved nothing")
 	}
 	if other > 0 {
