@@ -97,6 +97,10 @@ func buildMountLayer(roots []string) error {
 		if err != nil {
 			continue
 		}
+		if !needsWritableMount(r) {
+			r.Close()
+			continue
+		}
 		tree, err := unix.OpenTree(r.FD, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
 		if err != nil {
 			r.Close()
@@ -126,6 +130,21 @@ func buildMountLayer(roots []string) error {
 	}
 	// The ambient CAP_SYS_ADMIN that built the layer must not reach the command.
 	return unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+}
+
+// needsWritableMount says whether a root needs a writable mount: directories and regular files do. Device
+// nodes and the devpts tree do not, since writing to a device modifies no filesystem; they stay on read-only
+// mounts, so their modes and owners (the terminal's, /dev/null's) stay as they are even for root. A file
+// bind mount of /dev/ptmx would also break its lookup of the sibling pts directory (path_pts, fs/namei.c).
+func needsWritableMount(r *pathfd.Root) bool {
+	switch r.Kind {
+	case pathfd.File:
+		return true
+	case pathfd.Dir:
+		var st unix.Statfs_t
+		return unix.Fstatfs(r.FD, &st) == nil && st.Type != unix.DEVPTS_SUPER_MAGIC
+	}
+	return false
 }
 
 // failLayer tells the parent on the sync descriptor why the layer could not be built, and exits: nothing ran.

@@ -178,6 +178,20 @@ func TestDevNullWorksAndOtherDevNodesDoNot(t *testing.T) {
 	}
 }
 
+func TestDevNullMetadataIsUntouchable(t *testing.T) {
+	requireLandlock(t)
+	w, _ := sandbox(t)
+	var before syscall.Stat_t
+	require.NoError(t, syscall.Stat("/dev/null", &before))
+	r := confine(t, "", nil, sh(w, "chmod 600 /dev/null; touch /dev/null; rm -f /dev/null; mknod /dev/null c 1 5")...)
+	require.NotEqual(t, 0, r.status)
+	var after syscall.Stat_t
+	require.NoError(t, syscall.Stat("/dev/null", &after))
+	require.Equal(t, before.Mode, after.Mode)
+	require.Equal(t, before.Rdev, after.Rdev)
+	require.Equal(t, before.Ino, after.Ino, "/dev/null was replaced")
+}
+
 func TestSymlinkInsideTheWorktreeGrantsNothing(t *testing.T) {
 	requireLandlock(t)
 	w, out := sandbox(t)
