@@ -362,3 +362,19 @@ func TestInternalLayerVariableIsRefused(t *testing.T) {
 	require.Equal(t, 125, r.status)
 	require.Empty(t, r.stdout)
 }
+
+func TestTTYAllowsNewPseudoTerminals(t *testing.T) {
+	requireLandlock(t)
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("needs python3 to call openpty(3)")
+	}
+	w, _ := sandbox(t)
+	openpty := []string{py, "-c", "import os; os.openpty(); print('ok')"}
+	r := confine(t, "", nil, append([]string{"--worktree", w, "--tty", "--"}, openpty...)...)
+	require.Equal(t, 0, r.status, r.stderr)
+	require.Equal(t, "ok\n", r.stdout)
+	r = confine(t, "", nil, append([]string{"--worktree", w, "--"}, openpty...)...)
+	require.NotEqual(t, 0, r.status, "without --tty, /dev/ptmx is not writable")
+	require.Contains(t, r.stderr, "PermissionError")
+}
