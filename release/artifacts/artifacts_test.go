@@ -4,10 +4,13 @@ package artifacts
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/confine-dev/confine/release/elfcheck"
@@ -31,25 +34,133 @@ func binary(name string) string {
 // right ELF machine, ET_EXEC, no PT_INTERP/PT_DYNAMIC, no .symtab, no DWARF. `make bazel-test` runs it
 // under -c fastbuild and -c opt.
 func TestReleaseBinaries(t *testing.T) {
+	ps, paths := load(t)
+	for _, p := range ps {
+		t.Run(p.Name, func(t *testing.T) {
+			if err := elfcheck.Check(paths[p.Name], p.GOARCH); err != nil {
+				t.Fatal(err)
+			}
+			st, err := os.Stat(paths[p.Name])
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: %s, %d bytes, ok", p.Name, paths[p.Name], st.Size())
+		})
+	}
+}
+
+// load reads platforms/platforms.json and returns the launcher path of every platform, skipping the test
+// (with the reason) when there are no artifacts to check.
+func load(t *testing.T) ([]platforms.Platform, map[string]string) {
+	t.Helper()
 	ps, err := platforms.Load("../../platforms/platforms.json")
 	if err != nil {
 		t.Fatal(err)
 	}
+	paths := map[string]string{}
+	for _, p := range ps {
+		if paths[p.Name] = binary(p.Name); paths[p.Name] == "" {
+			t.Skip("skipped: no artifacts; run under `tools/bazel test //release/artifacts:artifacts_test` " +
+				"or set CONFINE_DIST=dist/bin after `make build`")
+		}
+	}
+	return ps, paths
+}
+
+// linuxOf returns the plain Linux platform with the architecture of p.
+func linuxOf(t *testing.T, ps []platforms.Platform, p platforms.Platform) platforms.Platform {
+	t.Helper()
+	for _, q := range ps {
+		if !q.WSL2 && q.GOOS == p.GOOS && q.GOARCH == p.GOARCH {
+			return q
+		}
+	}
+	t.Fatalf("%s: no plain Linux platform for %s/%s in platforms.json", p.Name, p.GOOS, p.GOARCH)
+	return platforms.Platform{}
+}
+
+func read(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestWSL2DiffersOnlyByTag checks that each WSL2 launcher differs from the Linux launcher of its
+// architecture (the //platforms:wsl2 constraint did select the Go tag wsl2), and, under bazel test, that it
+// is byte-identical to that Linux launcher built with the tag wsl2 (//release/artifacts:
+// confine_<linux platform>_tag_wsl2): the WSL2 platform changes the artifact through the tag and nothing
+// else.
+func TestWSL2DiffersOnlyByTag(t *testing.T) {
+	ps, paths := load(t)
+	n := 0
+	for _, p := range ps {
+		if !p.WSL2 {
+			continue
+		}
+		n++
+		t.Run(p.Name, func(t *testing.T) {
+			l := linuxOf(t, ps, p)
+			wsl, lin := read(t, paths[p.Name]), read(t, paths[l.Name])
+			if bytes.Equal(wsl, lin) {
+				t.Fatalf("%s and %s are identical: the WSL2 platform did not select the Go tag wsl2", p.Name, l.Name)
+			}
+			if os.Getenv("TEST_SRCDIR") == "" {
+				t.Skipf("skipped the reference comparison: confine_%s_tag_wsl2 is a Bazel output (bazel test)", l.Name)
+			}
+			if ref := read(t, "confine_"+l.Name+"_tag_wsl2"); !bytes.Equal(wsl, ref) {
+				t.Fatalf("%s differs from %s built with the tag wsl2: the WSL2 platform changes more than the tag", p.Name, l.Name)
+			}
+		})
+	}
+	if n == 0 {
+		t.Fatal("platforms.json has no WSL2 platform")
+	}
+}
+
+// TestWSL2TagBehaviour runs `confine probe --json` from each launcher of this machine's architecture: on a
+// kernel that is not WSL's, the Linux launcher reports wsl 0 and the WSL2 launcher, built to treat every
+// non-WSL1 kernel as WSL2, reports wsl 2. The other architectures are skipped (they do not run here).
+func TestWSL2TagBehaviour(t *testing.T) {
+	ps, paths := load(t)
+	var u syscall.Utsname
+	if err := syscall.Uname(&u); err != nil {
+		t.Fatal(err)
+	}
+	var rel []byte
+	for _, c := range u.Release {
+		if c == 0 {
+			break
+		}
+		rel = append(rel, byte(c))
+	}
+	if strings.Contains(strings.ToLower(string(rel)), "microsoft") {
+		t.Skipf("skipped: this kernel (%s) is WSL's, where both launchers report WSL", rel)
+	}
 	for _, p := range ps {
 		t.Run(p.Name, func(t *testing.T) {
-			path := binary(p.Name)
-			if path == "" {
-				t.Skip("skipped: no artifacts; run under `tools/bazel test //release/artifacts:artifacts_test` " +
-					"or set CONFINE_DIST=dist/bin after `make build`")
+			if p.GOARCH != runtime.GOARCH {
+				t.Skipf("skipped: a %s launcher does not run on this %s machine", p.GOARCH, runtime.GOARCH)
 			}
-			if err := elfcheck.Check(path, p.GOARCH); err != nil {
-				t.Fatal(err)
-			}
-			st, err := os.Stat(path)
+			out, err := exec.Command(paths[p.Name], "probe", "--json").Output()
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("%s probe --json: %v (stdout %q)", p.Name, err, out)
 			}
-			t.Logf("%s: %s, %d bytes, ok", p.Name, path, st.Size())
+			var probe struct {
+				WSL *int `json:"wsl"`
+			}
+			if err := json.Unmarshal(out, &probe); err != nil || probe.WSL == nil {
+				t.Fatalf("%s probe --json: no wsl field (%v) in %s", p.Name, err, out)
+			}
+			want := 0
+			if p.WSL2 {
+				want = 2
+			}
+			if *probe.WSL != want {
+				t.Fatalf("%s probe --json on kernel %s: wsl = %d, want %d", p.Name, rel, *probe.WSL, want)
+			}
 		})
 	}
 }
