@@ -29,6 +29,7 @@ import (
 	"github.com/confine-dev/confine/conformance/internal/events"
 	"github.com/confine-dev/confine/conformance/internal/helper"
 	"github.com/confine-dev/confine/conformance/internal/kabi"
+	"github.com/confine-dev/confine/conformance/internal/nsdeny"
 	"github.com/confine-dev/confine/conformance/internal/report"
 	"github.com/confine-dev/confine/conformance/internal/suite"
 )
@@ -39,6 +40,8 @@ func main() {
 		switch args[0] {
 		case "helper": // hidden: the confined side of a case
 			os.Exit(helper.Main(args[1:], os.Stdout, os.Stderr))
+		case "no-namespaces": // hidden: run confine where namespaces cannot be made (no mount layer)
+			os.Exit(nsdeny.Main(args[1:]))
 		case "cases":
 			fmt.Print(suite.Markdown())
 			return

@@ -47,6 +47,7 @@ var Ops = map[string]string{
 	"write":       "open(path, O_WRONLY) an existing file and write arg",
 	"append":      "open(path, O_WRONLY|O_APPEND) and write arg",
 	"trunc-open":  "open(path, O_WRONLY|O_TRUNC)",
+	"fifo-write":  "open(path, O_RDWR|O_NONBLOCK) a FIFO (no reader needed) and write arg",
 	"truncate":    "truncate(path, 0)",
 	"read":        "read the whole file",
 	"readdir":     "list a directory (names, sorted)",
@@ -67,7 +68,7 @@ var Ops = map[string]string{
 	"stdio":       "copy stdin to stdout, and write arg to stderr",
 	"exit":        "exit(arg) at once",
 	"kill-self":   "kill(getpid(), arg)",
-	"wait-signal": "create path (the readiness signal), wait for SIGUSR1, then exit(arg)",
+	"wait-signal": "create path holding getpid() (the readiness signal), wait for SIGUSR1, then exit(arg)",
 }
 
 // Main runs the helper with args (a JSON list of Op) and returns the process exit status.
@@ -107,6 +108,8 @@ func Do(op Op, stdout, stderr io.Writer) Result {
 		err = writeFile(op.Path, unix.O_WRONLY|unix.O_APPEND, op.Arg)
 	case "trunc-open":
 		err = writeFile(op.Path, unix.O_WRONLY|unix.O_TRUNC, "")
+	case "fifo-write":
+		err = writeFile(op.Path, unix.O_RDWR|unix.O_NONBLOCK, op.Arg)
 	case "truncate":
 		err = unix.Truncate(op.Path, 0)
 	case "read":
@@ -165,7 +168,7 @@ func Do(op Op, stdout, stderr io.Writer) Result {
 		c := make(chan os.Signal, 1)
 		signal.Notify(c, unix.SIGUSR1)
 		if op.Path != "" {
-			if err := writeFile(op.Path, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC, "ready"); err != nil {
+			if err := writeFile(op.Path, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC, strconv.Itoa(os.Getpid())); err != nil {
 				fmt.Fprintf(stderr, "helper: wait-signal: %v\n", err)
 				os.Exit(3)
 			}

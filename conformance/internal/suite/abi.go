@@ -159,28 +159,42 @@ var abiCases = []Case{{
 	},
 }, {
 	ID:    "abi-negotiation/truncate",
-	Title: "truncation follows the ABI: TRUNCATE from ABI 3, truncate(2) closed by seccomp before",
+	Title: "truncation follows the ABI and report.metadata: TRUNCATE from ABI 3, truncate(2) closed another way before",
 	Rationale: "Before ABI 3 (6.2) Landlock cannot stop truncate(2) by path, so a confined command could empty " +
-		"any file it can reach. confine closes that with seccomp (EPERM) on ABI < 3, or with read-only mounts " +
-		"outside the writable roots (report.metadata mount-layer); from ABI 3 the kernel " +
-		"handles TRUNCATE and truncate(2) works inside and fails with EACCES outside. Opening with O_TRUNC is " +
-		"covered by WRITE_FILE on every ABI.",
-	Expect: []Expect{{"ABI 1–2, seccomp-deny", "truncate(2) fails with EPERM inside and outside; O_TRUNC inside works"},
-		{"ABI 1–2, mount-layer", "truncate(2) works inside, fails with EROFS outside"},
-		{"ABI ≥ 3", "truncate(2) works inside, fails with EACCES outside; O_TRUNC inside works, outside EACCES"}, landlockOnly},
+		"any file it can reach. confine closes that with read-only mounts outside the writable roots " +
+		"(report.metadata mount-layer: truncate(2) works inside, EROFS outside) or, where no mount namespace can " +
+		"be made, with seccomp (seccomp-deny: EPERM everywhere on ABI < 3). From ABI 3 the kernel handles " +
+		"TRUNCATE: without the layer truncate(2) works inside and fails with EACCES outside. The case runs " +
+		"confine as it is and again with namespaces taken away (as in boundary/metadata-fallback). Opening with " +
+		"O_TRUNC is covered by WRITE_FILE on every ABI.",
+	Expect: []Expect{{"any ABI, mount-layer", "truncate(2) and O_TRUNC work inside, fail outside (EROFS or EACCES)"},
+		{"ABI 1–2, seccomp-deny", "truncate(2) fails with EPERM inside and outside; O_TRUNC inside works, outside EACCES"},
+		{"ABI ≥ 3, seccomp-deny", "truncate(2) and O_TRUNC work inside, fail with EACCES outside"}, landlockOnly},
 	Needs: Needs{Landlock: true},
 	Run: func(t *T) {
-		r := t.Confine(t.Flags(), t.HelperArgv(op("truncate", t.WT+"/existing.txt"), op("truncate", t.Out+"/file.txt"),
-			op("trunc-open", t.WT+"/existing.txt"), op("trunc-open", t.Out+"/file.txt")), Opts{})
-		res := t.helperResults("confine", r, 4)
-		t.WantOK("O_TRUNC inside", res[2])
-		t.WantDenied("O_TRUNC outside", denied, res[3])
-		switch {
-		case t.ABI() >= 3 || r.Report.MountLayer():
-			t.WantOK("truncate(2) inside", res[0])
-			t.WantDenied("truncate(2) outside", denied, res[1])
-		default:
-			t.WantDenied(fmt.Sprintf("truncate(2) on ABI %d (seccomp-deny)", t.ABI()), eperm, res[0], res[1])
+		for _, noNS := range []bool{false, true} {
+			t.WriteFile(t.WT+"/existing.txt", "inside\n", 0o644)
+			r, res := t.HelperRun(t.Flags(), Opts{NoNamespaces: noNS}, op("truncate", t.WT+"/existing.txt"),
+				op("truncate", t.Out+"/file.txt"), op("trunc-open", t.WT+"/existing.txt"), op("trunc-open", t.Out+"/file.txt"))
+			if r.Report == nil {
+				t.Fatalf("no report on --report-fd")
+			}
+			m := r.Report.Metadata
+			if noNS {
+				t.WantMetadata(r, "seccomp-deny")
+			}
+			t.WantOK(m+": O_TRUNC inside", res[2])
+			switch {
+			case m == "mount-layer":
+				t.WantOK("mount-layer: truncate(2) inside", res[0])
+				t.WantDenied("mount-layer: truncate(2) and O_TRUNC outside", denied, res[1], res[3])
+			case t.ABI() >= 3:
+				t.WantOK(m+": truncate(2) inside on ABI >= 3", res[0])
+				t.WantDenied(m+": truncate(2) and O_TRUNC outside on ABI >= 3 (Landlock)", eacces, res[1], res[3])
+			default:
+				t.WantDenied(fmt.Sprintf("%s: truncate(2) on ABI %d (seccomp)", m, t.ABI()), eperm, res[0], res[1])
+				t.WantDenied(m+": O_TRUNC outside (Landlock)", eacces, res[3])
+			}
 		}
 	},
 }}

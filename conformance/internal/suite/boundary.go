@@ -42,24 +42,48 @@ var boundaryCases = []Case{{
 	Title: "write, create, remove, rename and link outside the worktree are denied by the kernel",
 	Rationale: "The core promise. Each write-class syscall aimed outside the writable set, including moves and hard " +
 		"links between the worktree and the outside (a hard link into the worktree would make an outside file " +
-		"writable through it), must fail with EACCES (EXDEV for a cross-directory rename or link refused on " +
-		"REFER), and the outside tree must be byte-for-byte and inode-for-inode unchanged. A control run of each " +
-		"op without confine, in a copy of the tree, proves the denial is confine's, not the file system's.",
-	Expect: []Expect{{"ABI ≥ 1", "every op fails with EACCES (EXDEV allowed for cross-directory rename/link); nothing outside changes"}, landlockOnly},
+		"writable through it), must fail, and the outside tree must be byte-for-byte and inode-for-inode " +
+		"unchanged. Under confine's mount layer (report.metadata mount-layer) everything outside is a read-only " +
+		"mount, so most ops fail with EROFS before Landlock is asked; Landlock's EACCES is accepted too, and " +
+		"EXDEV for a cross-directory rename or link refused on REFER. A read-only mount does not stop a write " +
+		"into a FIFO (nor into a device node), so the outside FIFO's write must fail with EACCES: that is " +
+		"Landlock's verdict, whatever the layer. A control run of each op without confine, in a copy of the " +
+		"tree, proves the denial is confine's, not the file system's.",
+	Expect: []Expect{{"ABI ≥ 1", "every op fails with EACCES or EROFS (EXDEV allowed for cross-directory rename/link); the FIFO write with EACCES; nothing outside changes"}, landlockOnly},
 	Needs:  Needs{Landlock: true},
-	Setup: func(t *T) {
-		ctl := t.ControlEach(func(out, wt string) []helper.Op { a, b := writeOps(out, wt); return append(a, b...) })
-		for i, ok := range ctl {
-			if !ok {
-				t.Fatalf("control op %d failed without confine: the case cannot tell confine's denial apart", i)
-			}
-		}
-	},
+	Setup:  controlWriteOps,
 	Run: func(t *T) {
 		same, cross := writeOps(t.Out, t.WT)
 		res := t.Helper(t.Flags(), append(same, cross...)...)
 		t.WantDenied("outside the worktree", denied, res[:len(same)]...)
 		t.WantDenied("across the boundary", deniedX, res[len(same):]...)
+		for _, x := range res {
+			if x.Op == "fifo-write" {
+				t.WantDenied("a FIFO outside (a read-only mount does not stop it; Landlock must)", eacces, x)
+			}
+		}
+	},
+}, {
+	ID:    "boundary/write-outside-landlock-only",
+	Title: "where confine cannot build its mount layer, Landlock alone denies every write outside with EACCES",
+	Rationale: "The mount layer answers EROFS before Landlock is asked, so the other boundary cases cannot tell " +
+		"whether Landlock holds the boundary on its own. Here confine runs where no user or mount namespace can " +
+		"be made (a seccomp filter answers EPERM to unshare and clone with CLONE_NEWUSER or CLONE_NEWNS, as a " +
+		"container's profile does). confine must fall back, say so (report.metadata seccomp-deny, a warning), " +
+		"and the same outside writes must each fail with Landlock's EACCES (EXDEV for a cross-directory rename " +
+		"or link refused on REFER), with nothing outside changed.",
+	Expect: []Expect{{"ABI ≥ 1", "report.metadata seccomp-deny with a warning; every op fails with EACCES (EXDEV allowed for cross-directory rename/link)"}, landlockOnly},
+	Needs:  Needs{Landlock: true},
+	Setup:  controlWriteOps,
+	Run: func(t *T) {
+		same, cross := writeOps(t.Out, t.WT)
+		r, res := t.HelperRun(t.Flags(), Opts{NoNamespaces: true}, append(same, cross...)...)
+		t.WantMetadata(r, "seccomp-deny")
+		if len(r.Report.Warnings) == 0 {
+			t.Errorf("the fallback to seccomp-deny is not warned about: %s", r.ReportRaw)
+		}
+		t.WantDenied("outside the worktree (Landlock alone)", eacces, res[:len(same)]...)
+		t.WantDenied("across the boundary (Landlock alone)", eaccesExdev, res[len(same):]...)
 	},
 }, {
 	ID:    "boundary/shell-outside-denied",
@@ -91,55 +115,45 @@ var boundaryCases = []Case{{
 	},
 }, {
 	ID:    "boundary/metadata-denied",
-	Title: "chmod, chown, utimes and xattr changes outside the writable set are denied",
+	Title: "chmod, chown, utimes and xattr changes outside the writable set are denied; inside they follow report.metadata",
 	Rationale: "Landlock has no right for metadata, so on its own it would let a confined command chmod, chown, " +
 		"touch or set xattrs on any file it can reach, outside included (a chmod +x on a hook, a timestamp that " +
-		"fools make). confine closes this one of two ways, and the report says which (report.metadata): a " +
-		"seccomp filter that denies these calls everywhere with EPERM (seccomp-deny), or read-only mounts for " +
-		"everything outside the writable roots (mount-layer), where they fail with EROFS outside and work " +
-		"inside. The control shows each op works without confine; the invariant shows nothing outside changed.",
-	Expect: []Expect{{"ABI ≥ 1, seccomp-deny", "EPERM for each op, inside and outside; report.seccomp names chmod, chown, setxattr"},
-		{"ABI ≥ 1, mount-layer", "outside: EROFS (or EPERM/EACCES); inside: each op succeeds"}, landlockOnly},
+		"fools make). confine closes this one of two ways, and the report says which (report.metadata): " +
+		"read-only mounts for everything outside the writable roots (mount-layer), where these calls fail with " +
+		"EROFS outside and work inside, or, where no mount namespace can be made, a seccomp filter that denies " +
+		"them everywhere with EPERM (seccomp-deny). The control shows each op works without confine; the " +
+		"invariant snapshot shows that nothing outside changed (mode, owner, times, xattrs).",
+	Expect: []Expect{{"ABI ≥ 1, mount-layer (root, or user namespaces allowed)", "outside: EROFS (EPERM/EACCES accepted); inside: each op succeeds"},
+		{"ABI ≥ 1, seccomp-deny", "EPERM for each op, inside and outside; report.seccomp names chmod, chown, setxattr"}, landlockOnly},
 	Needs: Needs{Landlock: true},
-	Setup: func(t *T) {
-		for i, ok := range t.ControlEach(func(out, wt string) []helper.Op { return metadataOps(out + "/file.txt") }) {
-			if !ok && metadataOps("")[i].Op != "setxattr" && metadataOps("")[i].Op != "removexattr" {
-				t.Fatalf("control: %s fails without confine", metadataOps("")[i].Op)
-			}
-		}
-	},
+	Setup: controlMetadataOps,
 	Run: func(t *T) {
-		r := t.Confine(t.Flags(), t.HelperArgv(append(metadataOps(t.Out+"/file.txt"), metadataOps(t.WT+"/existing.txt")...)...), Opts{})
-		res := t.helperResults("confine", r, 10)
+		r, res := t.HelperRun(t.Flags(), Opts{}, append(metadataOps(t.Out+"/file.txt"), metadataOps(t.WT+"/existing.txt")...)...)
 		if r.Report == nil {
 			t.Fatalf("no report on --report-fd")
 		}
-		noXattr := func(x helper.Result) bool { return x.Errno == "EOPNOTSUPP" || x.Errno == "ENOTSUP" }
-		for _, x := range res[:5] { // outside
-			if x.OK || !(contains([]string{"EPERM", "EROFS", "EACCES"}, x.Errno) || (x.Op != "chmod" && noXattr(x))) {
-				t.Errorf("outside: %s %s: ok=%v errno %s, want EPERM, EROFS or EACCES", x.Op, x.Path, x.OK, x.Errno)
-			}
-		}
 		t.Logf("report.metadata = %q", r.Report.Metadata)
-		if r.Report.MountLayer() {
-			for _, x := range res[5:] {
-				if !x.OK && !(x.Op == "setxattr" || x.Op == "removexattr") {
-					t.Errorf("mount-layer: inside the worktree %s failed with %s, want success", x.Op, x.Errno)
-				}
-			}
-			return
+		checkMetadata(t, r, res)
+	},
+}, {
+	ID:    "boundary/metadata-fallback",
+	Title: "where no mount namespace can be made, metadata changes are denied everywhere with EPERM, never allowed",
+	Rationale: "The mount layer needs a mount namespace (root, or unprivileged user namespaces). In a container " +
+		"whose seccomp profile forbids namespaces, or on a host with user namespaces turned off, confine must " +
+		"fall back to something stricter, never weaker: its seccomp filter denies chmod, chown, utimes and the " +
+		"xattr calls everywhere with EPERM, inside the worktree too, and the report says seccomp-deny and warns " +
+		"why. The case takes namespaces away with a seccomp filter of its own (EPERM to unshare and clone with " +
+		"CLONE_NEWUSER or CLONE_NEWNS), so the fallback is checked on every kernel.",
+	Expect: []Expect{{"ABI ≥ 1", "report.metadata seccomp-deny with a warning; EPERM for each op inside and outside; report.seccomp names chmod, chown, setxattr"}, landlockOnly},
+	Needs:  Needs{Landlock: true},
+	Setup:  controlMetadataOps,
+	Run: func(t *T) {
+		r, res := t.HelperRun(t.Flags(), Opts{NoNamespaces: true}, append(metadataOps(t.Out+"/file.txt"), metadataOps(t.WT+"/existing.txt")...)...)
+		t.WantMetadata(r, "seccomp-deny")
+		if len(r.Report.Warnings) == 0 {
+			t.Errorf("the fallback to seccomp-deny is not warned about: %s", r.ReportRaw)
 		}
-		t.WantDenied("seccomp-deny: metadata inside", eperm, res[5:8]...)
-		for _, x := range res[8:] {
-			if x.OK || (x.Errno != "EPERM" && !noXattr(x)) {
-				t.Errorf("seccomp-deny: inside %s: ok=%v errno %s, want EPERM", x.Op, x.OK, x.Errno)
-			}
-		}
-		for _, name := range []string{"chmod", "chown", "setxattr"} {
-			if !containsPrefix(r.Report.Seccomp, name) {
-				t.Errorf("report.seccomp %v does not name %s", r.Report.Seccomp, name)
-			}
-		}
+		checkMetadata(t, r, res)
 	},
 }, {
 	ID:    "boundary/reads-unrestricted",
@@ -155,7 +169,7 @@ var boundaryCases = []Case{{
 		if res[0].Data != "outside\n" || res[2].Data != "outside\n" {
 			t.Errorf("read %q and %q, want %q", res[0].Data, res[2].Data, "outside\n")
 		}
-		if res[1].Data != `["dir","emptydir","file.txt","link"]` {
+		if res[1].Data != `["dir","emptydir","fifo","file.txt","link"]` {
 			t.Errorf("readdir %s = %s", t.Out, res[1].Data)
 		}
 	},
@@ -181,7 +195,7 @@ var boundaryCases = []Case{{
 	Rationale: "read-only mode is for commands that should only inspect the tree (a linter, git status). Every " +
 		"write to the worktree must be denied and the worktree must stay unchanged, while /tmp and /dev/null stay " +
 		"writable so that the tools still run.",
-	Expect: []Expect{{"ABI ≥ 1", "worktree writes fail with EACCES; /tmp and /dev/null writes succeed"}, landlockOnly},
+	Expect: []Expect{{"ABI ≥ 1", "worktree writes fail with EACCES (EROFS under the mount layer); /tmp and /dev/null writes succeed"}, landlockOnly},
 	Needs:  Needs{Landlock: true},
 	Setup:  func(t *T) { t.WatchWorktree() },
 	Run: func(t *T) {
@@ -224,6 +238,57 @@ var boundaryCases = []Case{{
 		}
 	},
 }}
+
+// controlWriteOps proves, without confine, that each writeOps op works in a copy of the standard trees.
+func controlWriteOps(t *T) {
+	ctl := t.ControlEach(func(out, wt string) []helper.Op { a, b := writeOps(out, wt); return append(a, b...) })
+	for i, ok := range ctl {
+		if !ok {
+			t.Fatalf("control op %d failed without confine: the case cannot tell confine's denial apart", i)
+		}
+	}
+}
+
+// controlMetadataOps proves, without confine, that each metadataOps op works (xattrs may be unsupported).
+func controlMetadataOps(t *T) {
+	for i, ok := range t.ControlEach(func(out, wt string) []helper.Op { return metadataOps(out + "/file.txt") }) {
+		if op := metadataOps("")[i].Op; !ok && op != "setxattr" && op != "removexattr" {
+			t.Fatalf("control: %s fails without confine", op)
+		}
+	}
+}
+
+// checkMetadata checks the results of metadataOps outside (res[:5]) and inside the worktree (res[5:]) against
+// the way the report says metadata is closed.
+func checkMetadata(t *T, r Run, res []helper.Result) {
+	noXattr := func(x helper.Result) bool { return x.Errno == "EOPNOTSUPP" || x.Errno == "ENOTSUP" }
+	for _, x := range res[:5] { // outside
+		if x.OK || !(contains([]string{"EPERM", "EROFS", "EACCES"}, x.Errno) || (x.Op != "chmod" && noXattr(x))) {
+			t.Errorf("outside: %s %s: ok=%v errno %s, want EROFS, EPERM or EACCES", x.Op, x.Path, x.OK, x.Errno)
+		}
+	}
+	switch r.Report.Metadata {
+	case "mount-layer":
+		for _, x := range res[5:] {
+			if !x.OK && !(noXattr(x) && (x.Op == "setxattr" || x.Op == "removexattr")) {
+				t.Errorf("mount-layer: inside the worktree %s failed with %s, want success", x.Op, x.Errno)
+			}
+		}
+	case "seccomp-deny":
+		for _, x := range res {
+			if x.OK || (x.Errno != "EPERM" && !(noXattr(x) && x.Op != "chmod" && x.Op != "chown" && x.Op != "utimes")) {
+				t.Errorf("seccomp-deny: %s %s: ok=%v errno %s, want EPERM", x.Op, x.Path, x.OK, x.Errno)
+			}
+		}
+		for _, name := range []string{"chmod", "chown", "setxattr"} {
+			if !containsPrefix(r.Report.Seccomp, name) {
+				t.Errorf("report.seccomp %v does not name %s", r.Report.Seccomp, name)
+			}
+		}
+	default:
+		t.Errorf("report.metadata %q, want mount-layer or seccomp-deny", r.Report.Metadata)
+	}
+}
 
 func metadataOps(path string) []helper.Op {
 	return []helper.Op{op("chmod", path), op("chown", path), op("utimes", path),

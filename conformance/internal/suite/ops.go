@@ -14,10 +14,13 @@ var (
 	denied  = []string{"EACCES", "EROFS"}
 	deniedX = []string{"EACCES", "EROFS", "EXDEV"} // a rename or link across directories may fail on REFER first
 	eperm   = []string{"EPERM"}                    // confine's seccomp filter (report.metadata "seccomp-deny")
+	// Landlock's own verdict: where no read-only mount can answer first (no mount layer; a FIFO or device node).
+	eacces      = []string{"EACCES"}
+	eaccesExdev = []string{"EACCES", "EXDEV"}
 )
 
 // writeOps are the write-class operations against a directory dir that holds file.txt, link (to file.txt),
-// dir/inner.txt and emptydir/, plus moves between dir and wt (a directory holding existing.txt). Every one must be
+// dir/inner.txt, emptydir/ and fifo, plus moves between dir and wt (a directory holding existing.txt). Every one must be
 // denied when dir is outside the writable set and wt inside it.
 func writeOps(dir, wt string) (sameDir, crossDir []helper.Op) {
 	sameDir = []helper.Op{
@@ -31,7 +34,8 @@ func writeOps(dir, wt string) (sameDir, crossDir []helper.Op) {
 		op("unlink", dir+"/dir/inner.txt"),
 		op("unlink", dir+"/link"),
 		op2("symlink", dir+"/sym", "file.txt"),
-		op("mkfifo", dir+"/fifo"),
+		op("mkfifo", dir+"/newfifo"),
+		opArg("fifo-write", dir+"/fifo", "x"),
 	}
 	crossDir = []helper.Op{
 		op2("rename", dir+"/file.txt", dir+"/renamed.txt"),

@@ -32,36 +32,67 @@ var passthroughCases = []Case{{
 	},
 }, {
 	ID:    "passthrough/signals",
-	Title: "a signal that kills the command is seen by the caller; signals sent to confine's pid reach the command",
-	Rationale: "An agent's timeout kills the command by pid: that pid must be the command itself (confine " +
-		"execs in place), a signal sent to it must reach the command, and death by signal must be visible to " +
-		"the caller as such, not as an exit status.",
-	Expect: []Expect{{"ABI ≥ 1", "the helper's pid = the started pid; SIGTERM/SIGINT/SIGHUP/SIGKILL deaths seen as signals; SIGUSR1 delivered"}, landlockOnly},
+	Title: "signals sent to confine's pid reach the command; the caller sees the command's death by signal; SIGKILL leaves no orphan",
+	Rationale: "An agent's timeout signals the pid it started. Under the mount layer that pid is confine's " +
+		"parent process, which must forward the signal to the command and then end the way the command ended " +
+		"(the same signal, not an exit status); where confine executes in place (seccomp-deny) the pid is the " +
+		"command itself. SIGKILL cannot be forwarded, so the command must die with confine (a parent-death " +
+		"signal) instead of living on, still running, after the caller believes it killed it. The case runs " +
+		"confine as it is and again where no namespace can be made (in place), and signals the started pid as a " +
+		"caller would.",
+	Expect: []Expect{{"ABI ≥ 1", "a command killed by TERM/INT/HUP/KILL is seen as that signal; SIGUSR1 to the started pid reaches the command's handler (exit 42); SIGTERM to it kills the command (seen as SIGTERM); after SIGKILL to it the command is gone; in place, the command's pid is the started pid"}, landlockOnly},
 	Needs:  Needs{Landlock: true},
 	Run: func(t *T) {
-		r := t.Confine(t.Flags(), t.HelperArgv(op("pid", "")), Opts{})
-		res := t.helperResults("pid", r, 1)
-		if r.Report.MountLayer() {
-			t.Logf("report.metadata mount-layer: the launcher supervises a child in new namespaces, so the command's pid (%s) is not the started pid (%d); signals must still reach it", res[0].Data, r.Pid)
-		} else if res[0].Data != strconv.Itoa(r.Pid) {
-			t.Errorf("the command's pid %s is not the pid the caller started (%d): confine did not exec in place", res[0].Data, r.Pid)
-		}
-		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGKILL} {
-			r := t.Confine(t.Flags(), t.HelperArgv(opArg("kill-self", "", strconv.Itoa(int(sig)))), Opts{NoReport: true})
-			if r.Signal != sig {
-				t.Errorf("kill-self %v: caller saw exit %d signal %v", sig, r.Exit, r.Signal)
+		for _, noNS := range []bool{false, true} {
+			r := t.Confine(t.Flags(), t.HelperArgv(op("pid", "")), Opts{NoNamespaces: noNS})
+			res := t.helperResults("pid", r, 1)
+			if r.Report == nil {
+				t.Fatalf("no report on --report-fd")
 			}
-		}
-		ready := t.WT + "/ready"
-		r = t.Confine(t.Flags(), t.HelperArgv(opArg("wait-signal", ready, "42")), Opts{NoReport: true, Started: func(pid int) {
-			deadline := time.Now().Add(t.Cfg().Timeout / 2)
-			for !Exists(ready) && time.Now().Before(deadline) {
-				time.Sleep(5 * time.Millisecond)
+			m := r.Report.Metadata
+			if noNS {
+				t.WantMetadata(r, "seccomp-deny")
 			}
-			syscall.Kill(pid, syscall.SIGUSR1)
-		}})
-		if r.Exit != 42 {
-			t.Errorf("SIGUSR1 sent to the started pid: exit %d signal %v, want 42 (the command's handler)", r.Exit, r.Signal)
+			if m == "mount-layer" {
+				t.Logf("mount-layer: confine (pid %d) supervises the command (pid %s)", r.Pid, res[0].Data)
+			} else if res[0].Data != strconv.Itoa(r.Pid) {
+				t.Errorf("%s: the command's pid %s is not the pid the caller started (%d): confine did not exec in place", m, res[0].Data, r.Pid)
+			}
+			for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGKILL} {
+				r := t.Confine(t.Flags(), t.HelperArgv(opArg("kill-self", "", strconv.Itoa(int(sig)))), Opts{NoReport: true, NoNamespaces: noNS})
+				if r.Signal != sig {
+					t.Errorf("%s: the command killed itself with %v: the caller saw exit %d signal %v", m, sig, r.Exit, r.Signal)
+				}
+			}
+			var cmdPid int
+			for _, c := range []struct {
+				sig        syscall.Signal
+				exit       int
+				seenSignal syscall.Signal
+			}{{syscall.SIGUSR1, 42, 0}, {syscall.SIGTERM, -1, syscall.SIGTERM}, {syscall.SIGKILL, -1, syscall.SIGKILL}} {
+				ready := t.WT + "/ready"
+				os.Remove(ready)
+				r := t.Confine(t.Flags(), t.HelperArgv(opArg("wait-signal", ready, "42")), Opts{NoReport: true, NoNamespaces: noNS,
+					Started: func(pid int) {
+						deadline := time.Now().Add(t.Cfg().Timeout / 2)
+						for !Exists(ready) && time.Now().Before(deadline) {
+							time.Sleep(5 * time.Millisecond)
+						}
+						b, _ := os.ReadFile(ready)
+						cmdPid, _ = strconv.Atoi(string(b))
+						syscall.Kill(pid, c.sig)
+					}})
+				if r.Exit != c.exit || r.Signal != c.seenSignal {
+					t.Errorf("%s: %v sent to the started pid: exit %d signal %v, want exit %d signal %v", m, c.sig, r.Exit, r.Signal, c.exit, c.seenSignal)
+				}
+			}
+			// After SIGKILL to confine, the command must not outlive it.
+			if cmdPid <= 0 {
+				t.Errorf("%s: the command never said its pid", m)
+			} else if !gone(cmdPid, 5*time.Second) {
+				t.Errorf("%s: the command (pid %d) still runs after SIGKILL to confine: an orphan", m, cmdPid)
+				syscall.Kill(cmdPid, syscall.SIGKILL)
+			}
 		}
 	},
 }, {
@@ -173,4 +204,23 @@ func fdTargets(t *T, data string) map[string]int {
 		out[target]++
 	}
 	return out
+}
+
+// gone waits up to limit for pid to exit (absent, or a zombie waiting for its new parent to reap it).
+func gone(pid int, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	for {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		// The state is the field after the parenthesised command name.
+		if err != nil {
+			return true
+		}
+		if i := strings.LastIndexByte(string(b), ')'); i > 0 && len(b) > i+2 && (b[i+2] == 'Z' || b[i+2] == 'X') {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

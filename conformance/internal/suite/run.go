@@ -171,7 +171,7 @@ func devNullOK() string {
 func fixtures(t *T) { makeTree(t, t.Out, t.WT) }
 
 // makeTree creates a worktree wt (existing.txt, sub/, sub2/) and an outside tree out (file.txt with an xattr where
-// the file system has user xattrs, link -> file.txt, dir/inner.txt, emptydir/).
+// the file system has user xattrs, link -> file.txt, dir/inner.txt, emptydir/, fifo).
 func makeTree(t *T, out, wt string) {
 	t.Mkdir(wt+"/sub", wt+"/sub2", out+"/dir", out+"/emptydir")
 	t.WriteFile(wt+"/existing.txt", "inside\n", 0o644)
@@ -181,6 +181,9 @@ func makeTree(t *T, out, wt string) {
 		t.Fatalf("fixture: %v", err)
 	}
 	_ = unix.Setxattr(out+"/file.txt", "user.conformance", []byte("original"), 0)
+	if err := unix.Mkfifo(out+"/fifo", 0o644); err != nil {
+		t.Fatalf("fixture: mkfifo: %v", err)
+	}
 }
 
 // ControlEach proves that each op in ops(out, wt) succeeds without confine, each in a fresh copy of the standard

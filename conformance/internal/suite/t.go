@@ -143,6 +143,9 @@ type Opts struct {
 	Argv     []string      // run `confine ARGV` as is (e.g. probe --json), instead of FLAGS -- CMD
 	ReportFD bool          // with Argv: open descriptor 3 for a report
 	Started  func(pid int) // called after start (e.g. to send a signal)
+	// NoNamespaces runs confine where no user or mount namespace can be made (internal/nsdeny, as a container's
+	// seccomp profile would), which takes its mount layer away: report.metadata must then be seccomp-deny.
+	NoNamespaces bool
 }
 
 // Confine runs `confine FLAGS --report-fd 3 -- ARGV` and waits for it (bounded by the run's timeout). With
@@ -165,6 +168,9 @@ func (t *T) Confine(flags, argv []string, o Opts) Run {
 		if rp, wp, err = os.Pipe(); err != nil {
 			t.Fatalf("pipe: %v", err)
 		}
+	}
+	if o.NoNamespaces {
+		return t.exec(t.cfg.Self, append([]string{"no-namespaces", "--", t.cfg.Confine}, args...), o, rp, wp)
 	}
 	return t.exec(t.cfg.Confine, args, o, rp, wp)
 }
@@ -245,8 +251,24 @@ func (t *T) Flags(extra ...string) []string { return append([]string{"--worktree
 // Helper runs the helper under confine with flags and returns one result per op. It fails the case unless confine
 // exec'd the helper (report outcome exec) and the helper exited 0 with parseable output.
 func (t *T) Helper(flags []string, ops ...helper.Op) []helper.Result {
-	r := t.Confine(flags, t.HelperArgv(ops...), Opts{})
-	return t.helperResults("confine "+strings.Join(flags, " "), r, len(ops))
+	_, res := t.HelperRun(flags, Opts{}, ops...)
+	return res
+}
+
+// HelperRun is Helper with options; it also returns the run (for its report).
+func (t *T) HelperRun(flags []string, o Opts, ops ...helper.Op) (Run, []helper.Result) {
+	r := t.Confine(flags, t.HelperArgv(ops...), o)
+	return r, t.helperResults("confine "+strings.Join(flags, " "), r, len(ops))
+}
+
+// WantMetadata fails the case unless r has a report whose metadata field is want (mount-layer or seccomp-deny).
+func (t *T) WantMetadata(r Run, want string) {
+	if r.Report == nil {
+		t.Fatalf("no report on --report-fd (exit %d, stderr %q)", r.Exit, r.Stderr)
+	}
+	if r.Report.Metadata != want {
+		t.Errorf("report.metadata %q, want %s (warnings %q)", r.Report.Metadata, want, r.Report.Warnings)
+	}
 }
 
 // Control runs the helper without confine: the proof that a denied op is denied by confine, not by the file
