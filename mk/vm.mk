@@ -10,28 +10,31 @@ VM_IT_KERNEL ?= 7.3-arm64
 vm-deps: ## install QEMU (x86 and arm), dpkg-deb and cpio for the VM runner
 	scripts/vm-deps.sh
 
+# The guest init is the vm binary itself (PID 1 runs the supervisor): one static build per arch, and the host's copy
+# is out/vm/vm.
 vm-build: ## build out/vm/vm, the guest inits out/vm/vm-linux-{amd64,arm64} and the probe payload
-	cd vm && $(VM_GOBUILD) -o $(VM) ./cmd/vm
 	cd vm && for a in amd64 arm64; do \
 	  GOARCH=$$a $(VM_GOBUILD) -o $(VM_OUT)/vm-linux-$$a ./cmd/vm && \
-	  GOARCH=$$a $(VM_GOBUILD) -o $(VM_OUT)/probe/$$a/abiprobe ./cmd/abiprobe; done
+	  GOARCH=$$a $(VM_GOBUILD) -o $(VM_OUT)/probe/$$a/abiprobe ./cmd/abiprobe || exit 1; done
+	cp $(VM_OUT)/vm-linux-$$(go env GOARCH) $(VM).tmp && mv -f $(VM).tmp $(VM)
 
-vm-test: ## VM runner unit tests, then real boots of one kernel (normal, guest timeout, watchdog; ~1 min)
+vm-test: ## VM runner unit tests, then real boots of one kernel (normal, guest timeout, watchdog; ~30 s)
 	cd vm && CGO_ENABLED=0 go test -count=1 ./...
 	cd vm && VM_IT_KERNEL=$(VM_IT_KERNEL) CGO_ENABLED=0 go test -count=1 -tags vmintegration -timeout 8m -run Integration -v ./internal/runner
 
-vm-matrix: vm-build ## boot every kernel of the default matrix with the ABI probe payload and print the table
+vm-matrix: vm-deps vm-build ## boot every kernel of the default matrix with the ABI probe payload and print the table
 	$(VM) run --jobs $(VM_JOBS) --payload $(VM_OUT)/probe/{arch} -- /payload/abiprobe
 
-vm-bench: vm-build ## matrix wall time, per-boot time and suite/bare-boot ratio
+vm-bench: vm-deps vm-build ## matrix wall time, per-boot time and suite/bare-boot ratio (boots every kernel twice)
 	scripts/vm-bench.sh $(VM) $(VM_OUT)/probe/{arch} /payload/abiprobe
 
 DEPS_TARGETS += vm-deps
 TEST_TARGETS += vm-test
 
 # conformance/ owns `make matrix` once it sets MATRIX_OWNER (its mk file sorts before this one). Until then the
-# matrix is the ABI probe.
+# matrix is the ABI probe. Either way QEMU is installed first, so `make matrix` works on a fresh machine.
 ifndef MATRIX_OWNER
 MATRIX_OWNER := vm
 matrix: vm-matrix
 endif
+matrix: vm-deps

@@ -22,21 +22,25 @@ const (
 // Kernel is one entry of the matrix: a Debian kernel package pinned to a version, booted with optional extra kernel
 // command-line arguments.
 type Kernel struct {
-	ID       string `json:"id"`       // unique, e.g. "6.12-amd64", "6.12-amd64-disabled"
-	Arch     string `json:"arch"`     // Debian/Go architecture: amd64 or arm64
-	Package  string `json:"package"`  // linux-image-* (< 6.19) or linux-binary-* (>= 6.19)
-	Version  string `json:"version"`  // exact Debian version, as apt-cache madison prints it
-	Landlock string `json:"landlock"` // LandlockAvailable, LandlockAbsent or LandlockDisabled
-	ABI      int    `json:"abi"`      // expected landlock_create_ruleset VERSION result; 0 unless available
-	Cmdline  string `json:"cmdline,omitempty"`
+	ID       string `json:"id"`                // unique, e.g. "6.12-amd64", "6.12-amd64-disabled"
+	Arch     string `json:"arch"`              // Debian/Go architecture: amd64 or arm64
+	Package  string `json:"package"`           // linux-image-* (< 6.19) or linux-binary-* (>= 6.19)
+	Version  string `json:"version"`           // exact Debian version, as apt-cache madison prints it
+	Landlock string `json:"landlock"`          // LandlockAvailable, LandlockAbsent or LandlockDisabled
+	ABI      int    `json:"abi"`               // expected landlock_create_ruleset VERSION result; 0 unless available
+	Cmdline  string `json:"cmdline,omitempty"` // extra kernel command line, space separated (e.g. an lsm= list)
 }
 
-// ExpectedABI renders the expectation the way the guest reports it: the ABI number, or "absent"/"disabled".
-func (k Kernel) ExpectedABI() string {
-	if k.Landlock == LandlockAvailable {
-		return fmt.Sprint(k.ABI)
+// ExpectedABI renders the expectation the way the matrix table shows it (RenderABI of Landlock and ABI).
+func (k Kernel) ExpectedABI() string { return RenderABI(k.Landlock, k.ABI) }
+
+// RenderABI formats a Landlock state and ABI for tables and messages: the ABI number when the state is
+// LandlockAvailable, else the state itself ("absent", "disabled", or a probe's "error: <errno>").
+func RenderABI(state string, abi int) string {
+	if state == LandlockAvailable {
+		return fmt.Sprint(abi)
 	}
-	return k.Landlock
+	return state
 }
 
 // Package is a pinned Debian package (name, version).
@@ -54,8 +58,10 @@ type Manifest struct {
 	Kernels    []Kernel `json:"kernels"`
 }
 
-// Arches are the guest architectures the runner supports.
+// Arches are the guest architectures the runner supports, as Debian and Go name them.
 var Arches = []string{"amd64", "arm64"}
+
+func knownArch(a string) bool { return a == Arches[0] || a == Arches[1] }
 
 var idRe = regexp.MustCompile(`^[0-9a-z.+-]+$`)
 
@@ -83,7 +89,7 @@ func Parse(b []byte) (*Manifest, error) {
 			return nil, fmt.Errorf("kernel manifest: bad id %q", k.ID)
 		case seen[k.ID]:
 			return nil, fmt.Errorf("kernel manifest: duplicate id %q", k.ID)
-		case k.Arch != "amd64" && k.Arch != "arm64":
+		case !knownArch(k.Arch):
 			return nil, fmt.Errorf("kernel manifest: %s: arch %q, want amd64 or arm64", k.ID, k.Arch)
 		case !strings.HasPrefix(k.Package, "linux-image-") && !strings.HasPrefix(k.Package, "linux-binary-"):
 			return nil, fmt.Errorf("kernel manifest: %s: package %q is not linux-image-* or linux-binary-*", k.ID, k.Package)
@@ -113,7 +119,7 @@ func (m *Manifest) Select(ids, arches []string) ([]Kernel, error) {
 	}
 	archOK := map[string]bool{}
 	for _, a := range arches {
-		if a != "amd64" && a != "arm64" {
+		if !knownArch(a) {
 			return nil, fmt.Errorf("unknown arch %q (known: amd64, arm64)", a)
 		}
 		archOK[a] = true

@@ -25,7 +25,6 @@ import (
 	"github.com/confine-dev/confine/vm"
 	"github.com/confine-dev/confine/vm/internal/fetch"
 	"github.com/confine-dev/confine/vm/internal/guest"
-	"github.com/confine-dev/confine/vm/internal/landlockabi"
 	"github.com/confine-dev/confine/vm/internal/runner"
 )
 
@@ -224,10 +223,10 @@ func printTable(w io.Writer, recs []runner.Record, wall time.Duration) {
 		}
 		reported, expected := "-", "-"
 		if r.Landlock != "" {
-			reported = landlockabi.Render(r.Landlock, r.ABI)
+			reported = vm.RenderABI(r.Landlock, r.ABI)
 		}
 		if r.ExpectedLandlock != "" {
-			expected = vm.Kernel{Landlock: r.ExpectedLandlock, ABI: r.ExpectedABI}.ExpectedABI()
+			expected = vm.RenderABI(r.ExpectedLandlock, r.ExpectedABI)
 		}
 		rel := r.Release
 		if rel == "" {

@@ -101,6 +101,12 @@ func (c *Cache) aptArgs() []string {
 		"-o", "APT::Architectures::=amd64",
 		"-o", "APT::Architectures::=arm64",
 		"-o", "Acquire::Languages=none",
+		// Only Packages indexes are needed: skip the AppStream (DEP-11) metadata a host's appstream package adds,
+		// about 30 MB across the six suites.
+		"-o", "Acquire::IndexTargets::deb::DEP-11::DefaultEnabled=false",
+		"-o", "Acquire::IndexTargets::deb::DEP-11-icons::DefaultEnabled=false",
+		"-o", "Acquire::IndexTargets::deb::DEP-11-icons-small::DefaultEnabled=false",
+		"-o", "Acquire::IndexTargets::deb::DEP-11-icons-hidpi::DefaultEnabled=false",
 		"-o", "Debug::NoLocking=true",
 		"-o", "APT::Sandbox::User=" + sandboxUser(),
 		"-q",
@@ -172,7 +178,7 @@ func (c *Cache) download(ctx context.Context, pkg, version, arch string) (string
 		if err == nil {
 			break
 		}
-		if attempt == 0 && !c.updated && notFound(out) {
+		if attempt == 0 && !c.updated && (notFound(out) || goneFromMirror(out)) {
 			// Stale lists: refresh once, then retry.
 			if uerr := c.update(ctx, true); uerr != nil {
 				cleanup()
@@ -197,6 +203,10 @@ func (c *Cache) download(ctx context.Context, pkg, version, arch string) (string
 	return debs[0], cleanup, nil
 }
 
+// goneFromMirror matches a download that the lists promised but the mirror no longer has (stale lists).
+func goneFromMirror(out []byte) bool { return strings.Contains(string(out), "404") }
+
+// notFound matches apt's messages for a package or version absent from the lists.
 func notFound(out []byte) bool {
 	s := string(out)
 	return strings.Contains(s, "Unable to locate package") || strings.Contains(s, "Can't find a source") ||

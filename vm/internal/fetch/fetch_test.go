@@ -95,20 +95,33 @@ func TestExtractNoMember(t *testing.T) {
 }
 
 func TestPackageLeftTheArchive(t *testing.T) {
-	// apt-get's real message for a pinned version that is gone; update runs once more before giving up.
-	fakeApt(t, `[[ " $* " == *" download "* ]] && { echo download >> "$(dirname "$0")/downloads"; echo "E: Can't find a source to download version '6.1.0-1' of 'linux-image-6.1.0-1-amd64:amd64'" >&2; exit 100; }; echo update >> "$(dirname "$0")/updates"; exit 0`)
-	c := &Cache{Root: t.TempDir(), Sources: []string{"deb http://example.invalid/debian sid main"}}
-	// Lists from an earlier run: the first download tries them without an update.
-	require.NoError(t, c.update(context.Background(), false))
-	c.updated = false
-	_, err := c.Extract(context.Background(), "linux-image-6.1.0-1-amd64", "6.1.0-1", "amd64", "vmlinuz", isVmlinuz)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "fetch linux-image-6.1.0-1-amd64:amd64=6.1.0-1: not in the archive")
-	assert.Contains(t, err.Error(), "update the pin in vm/kernels.json")
-	updates, _ := os.ReadFile(filepath.Join(filepath.Dir(aptPath(t)), "updates"))
-	downloads, _ := os.ReadFile(filepath.Join(filepath.Dir(aptPath(t)), "downloads"))
-	assert.Equal(t, "update\nupdate\n", string(updates), "possibly stale lists are refreshed once before giving up")
-	assert.Equal(t, "download\ndownload\n", string(downloads))
+	// apt-get's real messages for a pinned version that is gone: absent from the lists, or still in stale lists
+	// but 404 on the mirror. Either way the lists are refreshed once before giving up with an error naming it.
+	for name, msg := range map[string]string{
+		"not in lists": "E: Version '6.1.0-1' for 'linux-image-6.1.0-1-amd64' was not found",
+		"no source":    "E: Can't find a source to download version '6.1.0-1' of 'linux-image-6.1.0-1-amd64:amd64'",
+		"404 on mirror": "E: Failed to fetch http://deb.debian.org/debian/pool/main/l/linux/linux-image-6.1.0-1-amd64_6.1.0-1_amd64.deb" +
+			"  404  Not Found [IP: 127.0.0.1 80]",
+	} {
+		t.Run(name, func(t *testing.T) {
+			fakeApt(t, fmt.Sprintf(`[[ " $* " == *" download "* ]] && { echo download >> "$(dirname "$0")/downloads"; echo %q >&2; exit 100; }; echo update >> "$(dirname "$0")/updates"; exit 0`, msg))
+			c := &Cache{Root: t.TempDir(), Sources: []string{"deb http://example.invalid/debian sid main"}}
+			// Lists from an earlier run: the first download tries them without an update.
+			require.NoError(t, c.update(context.Background(), false))
+			c.updated = false
+			_, err := c.Extract(context.Background(), "linux-image-6.1.0-1-amd64", "6.1.0-1", "amd64", "vmlinuz", isVmlinuz)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "fetch linux-image-6.1.0-1-amd64:amd64=6.1.0-1: ")
+			if name != "404 on mirror" {
+				assert.Contains(t, err.Error(), "not in the archive")
+				assert.Contains(t, err.Error(), "update the pin in vm/kernels.json")
+			}
+			updates, _ := os.ReadFile(filepath.Join(filepath.Dir(aptPath(t)), "updates"))
+			downloads, _ := os.ReadFile(filepath.Join(filepath.Dir(aptPath(t)), "downloads"))
+			assert.Equal(t, "update\nupdate\n", string(updates), "possibly stale lists are refreshed once before giving up")
+			assert.Equal(t, "download\ndownload\n", string(downloads))
+		})
+	}
 }
 
 func TestAptFailure(t *testing.T) {

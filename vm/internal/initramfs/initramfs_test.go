@@ -8,10 +8,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/u-root/u-root/pkg/cpio"
+	"golang.org/x/sys/unix"
 )
 
 func payloadDir(t *testing.T) string {
@@ -30,7 +32,7 @@ func TestReproducible(t *testing.T) {
 	a, err := Bytes(recs1)
 	require.NoError(t, err)
 	// Different mtimes on disk must not change the archive.
-	require.NoError(t, os.Chtimes(filepath.Join(dir, "tool"), time0, time0))
+	require.NoError(t, os.Chtimes(filepath.Join(dir, "tool"), time.Unix(1, 0), time.Unix(1, 0)))
 	recs2, err := Payload(dir)
 	require.NoError(t, err)
 	b, err := Bytes(recs2)
@@ -127,7 +129,7 @@ func TestReadBackGNUCpio(t *testing.T) {
 
 func TestPayloadRejectsFifo(t *testing.T) {
 	dir := t.TempDir()
-	require.NoError(t, mkfifo(filepath.Join(dir, "pipe")))
+	require.NoError(t, unix.Mkfifo(filepath.Join(dir, "pipe"), 0o644))
 	_, err := Payload(dir)
 	assert.ErrorContains(t, err, "not a regular file")
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/confine-dev/confine/vm"
 )
 
 // Probe calls landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) (uapi linux/landlock.h, Linux 5.13)
@@ -15,20 +17,12 @@ func Probe() (state string, abi int) {
 	r, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
 	switch {
 	case errno == 0:
-		return "available", int(r)
+		return vm.LandlockAvailable, int(r)
 	case errors.Is(errno, unix.ENOSYS):
-		return "absent", 0
+		return vm.LandlockAbsent, 0
 	case errors.Is(errno, unix.EOPNOTSUPP):
-		return "disabled", 0
+		return vm.LandlockDisabled, 0
 	default:
 		return fmt.Sprintf("error: %s", unix.ErrnoName(errno)), 0
 	}
-}
-
-// Render formats a probe result the way the matrix table shows it: the ABI number when available, else the state.
-func Render(state string, abi int) string {
-	if state == "available" {
-		return fmt.Sprint(abi)
-	}
-	return state
 }

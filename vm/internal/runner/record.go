@@ -21,7 +21,7 @@ type Record struct {
 	Kernel           string   `json:"kernel"`  // manifest id, or custom-<arch> for --kernel PATH
 	Package          string   `json:"package"` // Debian package and version; empty for --kernel PATH
 	Version          string   `json:"version"`
-	Image            string   `json:"image"` // kernel image path in the cache
+	Image            string   `json:"image"` // kernel image path (in the cache, or --kernel PATH)
 	ImageSHA256      string   `json:"image_sha256"`
 	Release          string   `json:"release"` // uname -r in the guest
 	Arch             string   `json:"arch"`
@@ -36,7 +36,7 @@ type Record struct {
 	Seconds          float64  `json:"seconds"`       // QEMU start to exit, host wall clock
 	GuestSeconds     float64  `json:"guest_seconds"` // payload run time in the guest
 	Error            string   `json:"error,omitempty"`
-	ConsoleTail      []string `json:"console_tail,omitempty"` // last console lines, for infra failures
+	ConsoleTail      []string `json:"console_tail,omitempty"` // last console lines (payload stderr included), unless ok
 }
 
 type junitSuites struct {

@@ -26,7 +26,6 @@ import (
 	"github.com/confine-dev/confine/vm/internal/fetch"
 	"github.com/confine-dev/confine/vm/internal/guest"
 	"github.com/confine-dev/confine/vm/internal/initramfs"
-	"github.com/confine-dev/confine/vm/internal/landlockabi"
 	"github.com/confine-dev/confine/vm/internal/preflight"
 	"github.com/confine-dev/confine/vm/internal/qemu"
 )
@@ -34,7 +33,8 @@ import (
 // Target is one kernel to boot: a manifest entry, or an ad-hoc one for --kernel PATH (Image set, Package empty).
 type Target struct {
 	vm.Kernel
-	Image string // local kernel image; empty: fetch the manifest's package
+	Image       string // kernel image path; empty: Run fetches the manifest's package into the cache
+	ImageSHA256 string // hex sha256 of Image, set by Run (from the cache's record, or hashed once)
 }
 
 // Options configure Run. Zero values take the documented defaults.
@@ -205,17 +205,30 @@ func (o *Options) firstTarget(arch string) Target {
 	panic("BUG(vm): no target for " + arch)
 }
 
-// resolveKernel fetches a manifest kernel into the cache (or takes a local image) and checks its arch.
+// resolveKernel fetches a manifest kernel into the cache (or takes a local image), checks its arch and records its
+// sha256.
 func (o *Options) resolveKernel(ctx context.Context, t *Target) error {
 	if t.Image == "" {
 		ex, err := FetchKernel(ctx, o.Cache, t.Kernel)
 		if err != nil {
 			return err
 		}
-		t.Image = ex.Path
+		t.Image, t.ImageSHA256 = ex.Path, ex.SHA256
 	}
 	if err := preflight.KernelImage(t.Image, t.Arch); err != nil {
 		return fmt.Errorf("kernel %s: %w", t.ID, err)
+	}
+	if t.ImageSHA256 == "" {
+		f, err := os.Open(t.Image)
+		if err != nil {
+			return fmt.Errorf("kernel %s: %w", t.ID, err)
+		}
+		defer f.Close()
+		h := sha256.New()
+		if _, err := io.Copy(h, f); err != nil {
+			return fmt.Errorf("kernel %s: %w", t.ID, err)
+		}
+		t.ImageSHA256 = hex.EncodeToString(h.Sum(nil))
 	}
 	return nil
 }
@@ -247,7 +260,7 @@ func (o *Options) initBinary(arch string) (string, error) {
 			return p, preflight.StaticBinary(p, arch)
 		}
 	}
-	if o.Self != "" && arch == hostArch() && preflight.StaticBinary(o.Self, arch) == nil {
+	if o.Self != "" && arch == runtime.GOARCH && preflight.StaticBinary(o.Self, arch) == nil {
 		return o.Self, nil
 	}
 	return "", fmt.Errorf("no guest init for %s: expected %s (make vm-build builds it)", arch, filepath.Join(o.InitDir, "vm-linux-"+arch))
@@ -336,16 +349,9 @@ func (o *Options) runOne(ctx context.Context, t Target, p *prepared) Record {
 }
 
 func (o *Options) record(t Target, accel, result, msg string) Record {
-	sum := ""
-	if f, err := os.Open(t.Image); err == nil {
-		h := sha256.New()
-		io.Copy(h, f)
-		f.Close()
-		sum = hex.EncodeToString(h.Sum(nil))
-	}
 	return Record{
 		Schema: "confine.vm.result/v1", Kernel: t.ID, Package: t.Package, Version: t.Version, Image: t.Image,
-		ImageSHA256: sum, Arch: t.Arch, Accel: accel, CmdlineExtra: t.Cmdline, ExpectedLandlock: t.Landlock,
+		ImageSHA256: t.ImageSHA256, Arch: t.Arch, Accel: accel, CmdlineExtra: t.Cmdline, ExpectedLandlock: t.Landlock,
 		ExpectedABI: t.ABI, Exit: -1, Result: result, Error: msg,
 	}
 }
@@ -400,6 +406,9 @@ func (o *Options) boot(ctx context.Context, t Target, p *prepared, accel string,
 	case rerr == nil:
 		rec.Release, rec.Landlock, rec.ABI, rec.Exit, rec.GuestSeconds = res.Release, res.Landlock, res.ABI, res.Exit, res.Seconds
 		rec.Result, rec.Error = classify(t, res)
+		if rec.Result != OK {
+			rec.ConsoleTail = parser.Tail() // the payload's stderr, which goes to the console, often says why
+		}
 		return rec
 	case bootErr != nil:
 		var hang *qemu.HangError
@@ -435,7 +444,7 @@ func classify(t Target, r *console.Result) (string, string) {
 		return Fail, r.Error
 	case t.Landlock != "" && (r.Landlock != t.Landlock || r.ABI != t.ABI):
 		return Fail, fmt.Sprintf("Landlock: kernel reports %s, manifest expects %s (fix vm/kernels.json or the pin)",
-			landlockabi.Render(r.Landlock, r.ABI), t.ExpectedABI())
+			vm.RenderABI(r.Landlock, r.ABI), t.ExpectedABI())
 	}
 	return OK, ""
 }
@@ -462,5 +471,3 @@ func newNonce() string {
 	}
 	return hex.EncodeToString(b)
 }
-
-func hostArch() string { return runtime.GOARCH }
