@@ -14,7 +14,7 @@ MATRIX_OWNER := conformance
 # Extra `vm run` flags for `make matrix`, e.g. MATRIX_FLAGS="--shard 2/4" or "--arch amd64".
 MATRIX_FLAGS ?=
 
-.PHONY: conformance-build conformance-test conformance-host payload matrix matrix-report conformance-smoke
+.PHONY: conformance-build conformance-test conformance-host payload matrix matrix-report conformance-smoke conformance-mutants
 conformance-build: ## build the conformance runner for the host into out/confine-conformance
 	cd conformance && $(CONFORMANCE_GOBUILD) -o $(CONFORMANCE) ./cmd/confine-conformance
 
@@ -24,10 +24,11 @@ conformance-test: ## conformance unit tests: catalogue drift (CASES.md), expecta
 conformance-host: confine conformance-build ## run every case on the host kernel (as root, and as nobody when root), gate on expected.yaml
 	scripts/conformance-host.sh $(CONFINE) $(CONFORMANCE) $(REPORTS)/host $(HOST_TOCTOU_ATTEMPTS)
 
-payload: ## static confine + confine-conformance for amd64 and arm64 into out/payload/<arch>/
+payload: ## static confine + confine-conformance (+ expected.yaml) for amd64 and arm64 into out/payload/<arch>/
 	for a in amd64 arm64; do \
 	  GOARCH=$$a $(MAKE) --no-print-directory confine CONFINE=$(PAYLOAD)/$$a/confine && \
-	  (cd conformance && GOARCH=$$a $(CONFORMANCE_GOBUILD) -o $(PAYLOAD)/$$a/confine-conformance ./cmd/confine-conformance) || exit 1; \
+	  (cd conformance && GOARCH=$$a $(CONFORMANCE_GOBUILD) -o $(PAYLOAD)/$$a/confine-conformance ./cmd/confine-conformance) && \
+	  cp conformance/expected.yaml $(PAYLOAD)/$$a/expected.yaml || exit 1; \
 	done
 
 matrix: payload vm-build conformance-build ## boot every kernel of vm/kernels.json, run the suite in each, print the kernel × case table
@@ -38,5 +39,8 @@ matrix-report: conformance-build ## the kernel × case report from existing repo
 
 conformance-smoke: payload vm-build conformance-build ## the suite in two VM kernels ($(SMOKE_KERNELS)), bounded, for make test
 	scripts/conformance-matrix.sh $(VM) $(PAYLOAD) $(CONFORMANCE) $(REPORTS)/smoke $(SMOKE_TOCTOU_ATTEMPTS) $(VM_JOBS) --kernels $(SMOKE_KERNELS)
+
+conformance-mutants: confine conformance-build vm-build ## plant each bug of conformance/mutants/ in a scratch copy of sandbox/ and show which cases catch it
+	scripts/conformance-mutants.sh $(CONFINE) $(CONFORMANCE) $(VM) $(OUT)/mutants $(SMOKE_TOCTOU_ATTEMPTS)
 
 TEST_TARGETS += conformance-test conformance-host conformance-smoke

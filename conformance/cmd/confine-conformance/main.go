@@ -1,13 +1,14 @@
 // Command confine-conformance runs the conformance cases against a confine binary, and builds the kernel × case
 // matrix report from the results.
 //
-//	confine-conformance --confine PATH [--family F]... [--case ID]... [--json] [--toctou-attempts N]
+//	confine-conformance --confine PATH [--family F]... [--case ID]... [--json] [--toctou-attempts N] [--expect FILE]
 //	confine-conformance report [--results DIR] [--host FILE] [--expect FILE] [--manifest FILE] [--out DIR]
 //	confine-conformance cases            # print CASES.md
 //	confine-conformance list             # print the case IDs
 //
-// Exit status: 0 when every case passed or was skipped (run) or the matrix matches the expectations (report);
-// 1 on any failure or deviation; 2 on bad usage or when the suite cannot start.
+// Exit status: 0 when every case passed or was skipped (run; with --expect, when every outcome is the reviewed
+// one, an expected failure included) or the matrix matches the expectations (report); 1 on any failure or
+// deviation; 2 on bad usage or when the suite cannot start.
 package main
 
 //go:generate sh -c "go run . cases > ../../CASES.md"
@@ -27,6 +28,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/confine-dev/confine/conformance/internal/events"
+	"github.com/confine-dev/confine/conformance/internal/expect"
 	"github.com/confine-dev/confine/conformance/internal/helper"
 	"github.com/confine-dev/confine/conformance/internal/kabi"
 	"github.com/confine-dev/confine/conformance/internal/nsdeny"
@@ -81,6 +83,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	scratch := fs.String("scratch", "", "parent of the run's scratch directory; must not be under /tmp (default: /var/tmp, $HOME, the cwd, /)")
 	destructive := fs.Bool("destructive", false, "also run cases that could break this machine if confine were broken (default: only in the VM guest)")
 	keep := fs.Bool("keep", false, "keep the scratch directories")
+	expectFile := fs.String("expect", "", "gate the exit status on this reviewed expectations file (expected.yaml) instead of on plain failures")
 	timeout := fs.Duration("timeout", 2*time.Minute, "limit for each confine invocation")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: confine-conformance --confine PATH [--family F] [--case ID] [--json] [flags]\n       confine-conformance report|cases|list …")
@@ -122,7 +125,34 @@ func run(args []string, stdout, stderr io.Writer) int {
 	} else {
 		r.Text = stdout
 	}
-	if sum := r.RunAll(cases, env); sum.Fail > 0 {
+	var exp *expect.File
+	if *expectFile != "" {
+		var ids []string
+		for _, c := range suite.All() {
+			ids = append(ids, c.ID)
+		}
+		if exp, err = expect.Load(*expectFile, ids); err != nil {
+			return fail("%v", err)
+		}
+	}
+	sum := r.RunAll(cases, env)
+	if exp == nil {
+		if sum.Fail > 0 {
+			return 1
+		}
+		return 0
+	}
+	// The same verdict as the matrix report: every outcome as reviewed, an expected failure included.
+	xenv := expect.Env{Landlock: env.Landlock, ABI: env.ABI, Git: env.Git, VM: cfg.InVM, Arch: env.Arch}
+	bad := 0
+	for _, o := range r.Outcomes {
+		shown, dev := exp.For(o.ID, xenv).Verdict(strings.ToUpper(o.Action))
+		if shown == expect.Fail || dev != "" {
+			bad++
+			fmt.Fprintf(stderr, "confine-conformance: %s: %s %s\n", o.ID, shown, dev)
+		}
+	}
+	if bad > 0 {
 		return 1
 	}
 	return 0

@@ -138,6 +138,26 @@ func (f *File) For(id string, env Env) Expectation {
 	return Expectation{Outcome: Pass}
 }
 
+// Verdict compares a case's outcome (PASS, FAIL or SKIP) with the expectation. It returns the outcome to show
+// (a FAIL that was expected becomes EXPECTED-FAIL) and, when the outcome is not the expected one, a deviation
+// (e.g. an unexpected SKIP, or a PASS where an EXPECTED-FAIL was reviewed). A FAIL is never a deviation: it
+// fails on its own.
+func (e Expectation) Verdict(got string) (shown, deviation string) {
+	switch {
+	case got == Fail && e.Outcome == ExpectedFail:
+		return ExpectedFail, ""
+	case got == e.Outcome || got == Fail:
+		return got, ""
+	case e.Outcome == ExpectedFail:
+		return got, fmt.Sprintf("expected EXPECTED-FAIL (%s) but got %s: update conformance/expected.yaml", e.Issue, got)
+	}
+	d := fmt.Sprintf("expected %s but got %s", e.Outcome, got)
+	if e.Why != "" {
+		d += " (expected because: " + e.Why + ")"
+	}
+	return got, d
+}
+
 func (r Rule) matches(id string, env Env) bool {
 	hit := false
 	for _, pat := range r.Cases {

@@ -64,3 +64,26 @@ func TestABIRange(t *testing.T) {
 		assert.Error(t, err, s)
 	}
 }
+
+func TestVerdict(t *testing.T) {
+	xfail := Expectation{ExpectedFail, "#9", "old"}
+	skip := Expectation{Skip, "", "no landlock"}
+	pass := Expectation{Outcome: Pass}
+	for _, c := range []struct {
+		exp        Expectation
+		got, shown string
+		deviates   bool
+	}{
+		{pass, Pass, Pass, false},
+		{pass, Fail, Fail, false}, // a failure, not a deviation
+		{pass, Skip, Skip, true},
+		{xfail, Fail, ExpectedFail, false},
+		{xfail, Pass, Pass, true}, // fixed: the expectations must be updated
+		{skip, Skip, Skip, false},
+		{skip, Pass, Pass, true},
+	} {
+		shown, dev := c.exp.Verdict(c.got)
+		assert.Equal(t, c.shown, shown, "%v got %s", c.exp, c.got)
+		assert.Equal(t, c.deviates, dev != "", "%v got %s: %q", c.exp, c.got, dev)
+	}
+}

@@ -258,17 +258,9 @@ func (m *Matrix) addRun(k Kernel, evs []events.Event, exp *expect.File, caseIDs 
 		if v != nil {
 			r.Attempts, r.Seconds, r.Output = v.attempts, v.elapsed, v.output.String()
 		}
-		switch {
-		case r.Outcome == expect.Fail && want.Outcome == expect.ExpectedFail:
-			r.Outcome, r.Issue = expect.ExpectedFail, want.Issue
-		case r.Outcome == want.Outcome || r.Outcome == expect.Fail:
-		case want.Outcome == expect.ExpectedFail:
-			r.Deviation = fmt.Sprintf("expected EXPECTED-FAIL (%s) but got %s: update conformance/expected.yaml", want.Issue, r.Outcome)
-		default:
-			r.Deviation = fmt.Sprintf("expected %s but got %s", want.Outcome, r.Outcome)
-			if want.Why != "" {
-				r.Deviation += " (expected because: " + want.Why + ")"
-			}
+		r.Outcome, r.Deviation = want.Verdict(r.Outcome)
+		if r.Outcome == expect.ExpectedFail {
+			r.Issue = want.Issue
 		}
 		m.add(r)
 	}

@@ -33,6 +33,8 @@ type Runner struct {
 	JSON *events.Writer // when set, events go here
 	Text io.Writer      // when set, a go test -v style log goes here
 	Keep bool           // keep each case's directory
+
+	Outcomes []Outcome // filled by RunAll, in order
 }
 
 // RunAll runs cases in order and returns the summary.
@@ -44,6 +46,7 @@ func (r *Runner) RunAll(cases []Case, env events.Env) events.Summary {
 	var sum events.Summary
 	for _, c := range cases {
 		o := r.RunOne(c)
+		r.Outcomes = append(r.Outcomes, o)
 		switch o.Action {
 		case events.Pass:
 			sum.Pass++
