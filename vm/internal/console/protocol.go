@@ -23,7 +23,7 @@ import (
 type Result struct {
 	Release      string  `json:"release"`             // uname -r in the guest
 	Exit         int     `json:"exit"`                // payload exit status; -1 if it did not exit normally
-	Signal       string  `json:"signal,omitempty"`    // signal that ended it, e.g. "killed"
+	Signal       string  `json:"signal,omitempty"`    // signal that ended it, e.g. "SIGKILL"
 	TimedOut     bool    `json:"timed_out,omitempty"` // the guest timeout killed it
 	Error        string  `json:"error,omitempty"`     // supervisor failure (mount, exec), payload not run or run incompletely
 	Seconds      float64 `json:"seconds"`             // payload wall time in the guest
@@ -39,9 +39,6 @@ type Markers struct{ prefix string }
 
 // NewMarkers returns the markers of a run. nonce must be non-empty and contain no spaces or colons.
 func NewMarkers(nonce string) Markers { return Markers{prefix: "@@vm:" + nonce + ":"} }
-
-// Prefix is "@@vm:<nonce>:".
-func (m Markers) Prefix() string { return m.prefix }
 
 // Begin is the line (with newline) that opens the payload output.
 func (m Markers) Begin() []byte { return []byte(m.prefix + "begin\n") }

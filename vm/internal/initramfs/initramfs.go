@@ -1,9 +1,10 @@
 // Package initramfs writes gzip'd newc cpio archives for the Linux kernel's initramfs with u-root's pkg/cpio.
 //
-// The guest's initramfs is two concatenated archives (the kernel unpacks each in turn): a base built once per
-// (init binary, busybox) pair and cached, holding /init, /bin/busybox and the mount points; and a small per-run
-// payload archive holding /payload/... and /vm/run.json. Output is reproducible: the same inputs give the same bytes
-// (no timestamps, owners or gzip names).
+// The guest's initramfs is three concatenated archives, which the kernel unpacks in turn
+// (Documentation/driver-api/early-userspace/buffer-format.rst): a base built once per (init binary, busybox)
+// pair and cached, holding /init, /bin/busybox and the mount points; the payload under /payload, built once per
+// arch per run; and the per-boot run configuration /vm/run.json. Output is reproducible: the same inputs give the
+// same bytes (no timestamps, owners or gzip names).
 package initramfs
 
 import (
@@ -24,9 +25,9 @@ import (
 var Dirs = []string{"bin", "dev", "etc", "newroot", "payload", "proc", "root", "sbin", "sys", "tmp", "usr", "usr/bin", "usr/sbin", "vm"}
 
 // Base returns the records of the base archive: init as /init (mode 0755), busybox as /bin/busybox with /bin/sh
-// linked to it, /dev/console (char 5:1, needed before devtmpfs is mounted for the kernel to give /init a stdio),
-// and Dirs. Applet links other than sh are made in the guest by `busybox --install -s /bin`, from the guest's own
-// busybox.
+// linked to it, /dev/console (char 5:1, Documentation/admin-guide/devices.txt: the kernel opens it as /init's
+// stdio before anything is mounted), and Dirs. Applet links other than sh are made in the guest by
+// `busybox --install -s /bin`, from the guest's own busybox.
 func Base(init, busybox []byte) []cpio.Record {
 	recs := make([]cpio.Record, 0, len(Dirs)+4)
 	for _, d := range Dirs {

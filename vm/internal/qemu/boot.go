@@ -49,8 +49,8 @@ func (e *ExitError) Error() string {
 
 // Limits bound one boot.
 type Limits struct {
-	Deadline time.Duration // whole boot, QEMU start to exit
-	Silence  time.Duration // longest stretch with no console output
+	Deadline time.Duration // whole boot, QEMU start to exit; required (> 0)
+	Silence  time.Duration // longest stretch with no console output; 0 disables the watchdog
 }
 
 // Boot runs QEMU for spec, copying the serial console to console until QEMU exits, and returns nil when it exits
