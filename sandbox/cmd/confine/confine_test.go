@@ -28,6 +28,9 @@ var bin, noBin string
 
 func TestMain(m *testing.M) {
 	if bin = os.Getenv("CONFINE_BIN"); bin != "" {
+		if abs, err := filepath.Abs(bin); err == nil { // Bazel passes a relative path; tests change directory
+			bin = abs
+		}
 		os.Exit(m.Run())
 	}
 	dir, err := os.MkdirTemp("", "confine-bin")
