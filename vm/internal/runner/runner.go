@@ -302,7 +302,18 @@ func (o *Options) baseArchive(ctx context.Context, arch string) ([]byte, error) 
 	if err := os.WriteFile(tmp, b, 0o644); err != nil {
 		return nil, err
 	}
-	return b, os.Rename(tmp, path)
+	if err := os.Rename(tmp, path); err != nil {
+		return nil, err
+	}
+	// Bases of this arch built from another init binary are dropped, so the cache does not grow with each build
+	// (rebuilding one takes well under a second; a run using one has read it whole already).
+	old, _ := filepath.Glob(filepath.Join(filepath.Dir(path), arch+"-*.cpio.gz"))
+	for _, p := range old {
+		if p != path {
+			os.Remove(p)
+		}
+	}
+	return b, nil
 }
 
 // pickAccel returns the accelerator for arch: TCG unless KVM is forced, or auto and a probe boot under KVM
