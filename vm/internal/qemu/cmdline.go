@@ -31,10 +31,15 @@ func (m machine) Cmdline() []string {
 	case "amd64":
 		return []string{"-M", "q35", "-accel", m.accel, "-cpu", cpu}
 	case "arm64":
+		board := "virt"
 		if m.accel == TCG {
 			cpu = "max,pauth-impdef=on" // the default QARMA pointer-auth emulation is ~2x slower under TCG
+		} else {
+			// virt defaults to a GICv2, which KVM on GICv3-only hosts cannot provide; max picks the host's
+			// (QEMU docs/system/arm/virt.rst, gic-version).
+			board = "virt,gic-version=max"
 		}
-		return []string{"-M", "virt", "-accel", m.accel, "-cpu", cpu}
+		return []string{"-M", board, "-accel", m.accel, "-cpu", cpu}
 	}
 	panic("BUG(vm): unsupported arch " + m.arch) // validated by Binary before any device is built
 }

@@ -38,7 +38,7 @@ func TestCmdlineArm64(t *testing.T) {
 
 	_, args, err = Spec{Arch: "arm64", Accel: KVM, Kernel: "/k", Initrd: "/i"}.Cmdline()
 	require.NoError(t, err)
-	assert.Contains(t, strings.Join(args, " "), "-accel kvm -cpu host")
+	assert.Contains(t, strings.Join(args, " "), "-M virt,gic-version=max -accel kvm -cpu host")
 }
 
 func TestCmdlineRejects(t *testing.T) {
