@@ -68,7 +68,7 @@ var Ops = map[string]string{
 	"stdio":       "copy stdin to stdout, and write arg to stderr",
 	"exit":        "exit(arg) at once",
 	"kill-self":   "kill(getpid(), arg)",
-	"wait-signal": "create path holding getpid() (the readiness signal), wait for SIGUSR1, then exit(arg)",
+	"wait-signal": "write getpid() to path.tmp and rename it to path (the readiness signal), wait for SIGUSR1, then exit(arg)",
 }
 
 // Main runs the helper with args (a JSON list of Op) and returns the process exit status.
@@ -167,8 +167,12 @@ func Do(op Op, stdout, stderr io.Writer) Result {
 	case "wait-signal":
 		c := make(chan os.Signal, 1)
 		signal.Notify(c, unix.SIGUSR1)
-		if op.Path != "" {
-			if err := writeFile(op.Path, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC, strconv.Itoa(os.Getpid())); err != nil {
+		if op.Path != "" { // written aside and renamed, so that whoever sees the file sees the whole pid
+			err := writeFile(op.Path+".tmp", unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC, strconv.Itoa(os.Getpid()))
+			if err == nil {
+				err = unix.Rename(op.Path+".tmp", op.Path)
+			}
+			if err != nil {
 				fmt.Fprintf(stderr, "helper: wait-signal: %v\n", err)
 				os.Exit(3)
 			}

@@ -124,7 +124,7 @@ var boundaryCases = []Case{{
 		"them everywhere with EPERM (seccomp-deny). The control shows each op works without confine; the " +
 		"invariant snapshot shows that nothing outside changed (mode, owner, times, xattrs).",
 	Expect: []Expect{{"ABI ≥ 1, mount-layer (root, or user namespaces allowed)", "outside: EROFS (EPERM/EACCES accepted); inside: each op succeeds"},
-		{"ABI ≥ 1, seccomp-deny", "EPERM for each op, inside and outside; report.seccomp names chmod, chown, setxattr"}, landlockOnly},
+		{"ABI ≥ 1, seccomp-deny", "EPERM for each op, inside and outside; report.seccomp names the chmod, chown and setxattr calls"}, landlockOnly},
 	Needs: Needs{Landlock: true},
 	Setup: controlMetadataOps,
 	Run: func(t *T) {
@@ -144,7 +144,7 @@ var boundaryCases = []Case{{
 		"xattr calls everywhere with EPERM, inside the worktree too, and the report says seccomp-deny and warns " +
 		"why. The case takes namespaces away with a seccomp filter of its own (EPERM to unshare and clone with " +
 		"CLONE_NEWUSER or CLONE_NEWNS), so the fallback is checked on every kernel.",
-	Expect: []Expect{{"ABI ≥ 1", "report.metadata seccomp-deny with a warning; EPERM for each op inside and outside; report.seccomp names chmod, chown, setxattr"}, landlockOnly},
+	Expect: []Expect{{"ABI ≥ 1", "report.metadata seccomp-deny with a warning; EPERM for each op inside and outside; report.seccomp names the chmod, chown and setxattr calls"}, landlockOnly},
 	Needs:  Needs{Landlock: true},
 	Setup:  controlMetadataOps,
 	Run: func(t *T) {
@@ -280,9 +280,10 @@ func checkMetadata(t *T, r Run, res []helper.Result) {
 				t.Errorf("seccomp-deny: %s %s: ok=%v errno %s, want EPERM", x.Op, x.Path, x.OK, x.Errno)
 			}
 		}
+		// By family: arm64 has no chmod(2) or chown(2), only fchmodat(2) and fchownat(2).
 		for _, name := range []string{"chmod", "chown", "setxattr"} {
-			if !containsPrefix(r.Report.Seccomp, name) {
-				t.Errorf("report.seccomp %v does not name %s", r.Report.Seccomp, name)
+			if !containsSubstring(r.Report.Seccomp, name) {
+				t.Errorf("report.seccomp %v names no %s system call", r.Report.Seccomp, name)
 			}
 		}
 	default:
@@ -302,9 +303,9 @@ func wantContent(t *T, path, want string) {
 	}
 }
 
-func containsPrefix(list []string, prefix string) bool {
+func containsSubstring(list []string, sub string) bool {
 	for _, s := range list {
-		if strings.HasPrefix(s, prefix) {
+		if strings.Contains(s, sub) {
 			return true
 		}
 	}
