@@ -22,8 +22,9 @@ vm-test: ## VM runner unit tests, then real boots of one kernel (normal, guest t
 	cd vm && CGO_ENABLED=0 go test -count=1 ./...
 	cd vm && VM_IT_KERNEL=$(VM_IT_KERNEL) CGO_ENABLED=0 go test -count=1 -tags vmintegration -timeout 8m -run Integration -v ./internal/runner
 
+# The probe's results go to their own directory: reports/vm holds the conformance matrix's.
 vm-matrix: vm-deps vm-build ## boot every kernel of the default matrix with the ABI probe payload and print the table
-	$(VM) run --jobs $(VM_JOBS) --payload $(VM_OUT)/probe/{arch} -- /payload/abiprobe
+	$(VM) run --jobs $(VM_JOBS) --results reports/vm-probe --payload $(VM_OUT)/probe/{arch} -- /payload/abiprobe
 
 vm-bench: vm-deps vm-build ## matrix wall time, per-boot time and suite/bare-boot ratio (boots every kernel twice)
 	scripts/vm-bench.sh $(VM) $(VM_OUT)/probe/{arch} /payload/abiprobe
