@@ -47,9 +47,35 @@ const (
 func usageErr(format string, args ...any) error { return report.Refuse(report.Usage, format, args...) }
 
 // Parse parses args (without the program name). On error the returned Config still carries a valid
-// --report-fd, if one was parsed, so that the refusal can be reported. Errors are *report.Refusal with reason
-// usage or bad-root, one line each.
+// --report-fd if one appears anywhere before --, so that the refusal can be reported whatever the flag order.
+// Errors are *report.Refusal with reason usage, bad-root or bad-report-fd, one line each.
 func Parse(args []string) (Kind, launch.Config, error) {
+	kind, cfg, err := parse(args)
+	if err != nil && cfg.ReportFD < 0 {
+		cfg.ReportFD = scanReportFD(args)
+	}
+	return kind, cfg, err
+}
+
+// scanReportFD finds a well-formed --report-fd among the flags (before --), or returns -1.
+func scanReportFD(args []string) int {
+	for i, arg := range args {
+		if arg == "--" {
+			break
+		}
+		value, ok := strings.CutPrefix(arg, "--report-fd=")
+		if !ok && arg == "--report-fd" && i+1 < len(args) {
+			value, ok = args[i+1], true
+		}
+		var cfg launch.Config
+		if ok && set(&cfg, "report-fd", value) == nil {
+			return cfg.ReportFD
+		}
+	}
+	return -1
+}
+
+func parse(args []string) (Kind, launch.Config, error) {
 	cfg := launch.Config{ReportFD: -1}
 	if len(args) == 0 {
 		return Run, cfg, usageErr("missing -- and a command (see confine --help)")

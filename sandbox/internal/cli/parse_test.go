@@ -80,9 +80,15 @@ func TestParseAccepts(t *testing.T) {
 }
 
 func TestParseKeepsReportFDForTheRefusal(t *testing.T) {
-	_, cfg, err := Parse(strings.Fields("--report-fd 9 --bogus -- true"))
+	for _, args := range []string{"--report-fd 9 --bogus -- true", "--bogus --report-fd 9 -- true",
+		"--mode nope --report-fd=9 -- true", "--worktree rel --tty --report-fd 9"} {
+		_, cfg, err := Parse(strings.Fields(args))
+		require.Error(t, err, args)
+		require.Equal(t, 9, cfg.ReportFD, args)
+	}
+	_, cfg, err := Parse(strings.Fields("--bogus -- x --report-fd 9"))
 	require.Error(t, err)
-	require.Equal(t, 9, cfg.ReportFD)
+	require.Equal(t, -1, cfg.ReportFD, "a --report-fd after -- belongs to the command")
 }
 
 // FuzzParse checks that the parser never panics, and that whatever it accepts is well-formed.
