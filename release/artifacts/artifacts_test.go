@@ -165,6 +165,29 @@ func TestWSL2TagBehaviour(t *testing.T) {
 	}
 }
 
+// TestVersionStamped runs `confine version` from each launcher of this machine's architecture: Bazel links
+// the version from tools/workspace_status.sh (git describe) into sandbox/internal/cli.Version, so the
+// output must be "confine <version>" and not the unstamped "confine dev".
+func TestVersionStamped(t *testing.T) {
+	ps, paths := load(t)
+	for _, p := range ps {
+		t.Run(p.Name, func(t *testing.T) {
+			if p.GOARCH != runtime.GOARCH {
+				t.Skipf("skipped: a %s launcher does not run on this %s machine", p.GOARCH, runtime.GOARCH)
+			}
+			out, err := exec.Command(paths[p.Name], "version").Output()
+			if err != nil {
+				t.Fatalf("%s version: %v", p.Name, err)
+			}
+			f := strings.Fields(string(out))
+			if len(f) != 2 || f[0] != "confine" || f[1] == "dev" || f[1] == "" {
+				t.Fatalf("%s version = %q, want \"confine <stamped version>\"", p.Name, out)
+			}
+			t.Logf("%s: %s", p.Name, strings.TrimSpace(string(out)))
+		})
+	}
+}
+
 // trackedELF lists the files git tracks in the work tree at root whose first bytes are the ELF magic.
 func trackedELF(t *testing.T, git, root string) []string {
 	t.Helper()
