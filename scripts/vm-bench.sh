@@ -29,18 +29,22 @@ run() {
 		n=$1; s=$NF; sub(/s$/, "", s); printf "%.2f %.2f %d\n", end-start, s, n }' "$tmp/$name.table"
 }
 
+full=$("$vm" kernels | tail -n +2 | wc -l) # kernels in the default matrix (the manifest)
 echo "vm-bench: load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores" >&2
 echo "vm-bench: bare boots (payload /bin/true)" >&2
 read -r bare_wall bare_sum n < <(run bare --payload "$tmp/empty" -- /bin/true)
 echo "vm-bench: suite ($*)" >&2
 read -r suite_wall suite_sum n2 < <(run suite --payload "$payload" -- "$@")
 
-awk -v bw="$bare_wall" -v bs="$bare_sum" -v sw="$suite_wall" -v ss="$suite_sum" -v n="$n" -v n2="$n2" 'BEGIN {
+awk -v bw="$bare_wall" -v bs="$bare_sum" -v sw="$suite_wall" -v ss="$suite_sum" -v n="$n" -v n2="$n2" -v full="$full" 'BEGIN {
 	printf "\n%-28s %10s %10s\n", "", "bare boot", "suite"
 	printf "%-28s %10d %10d\n", "kernels", n, n2
 	printf "%-28s %9.1fs %9.1fs\n", "total wall time", bw, sw
 	printf "%-28s %9.2fs %9.2fs\n", "per boot (mean QEMU time)", bs / n, ss / n2
 	printf "ratio suite/bare (wall)      %.2f\n", sw / bw
 	printf "ratio suite/bare (per boot)  %.2f\n", (ss / n2) / (bs / n)
-	printf "goal: full matrix <= 90s on 2 cores under TCG: %s (%.1fs)\n", (sw <= 90 ? "met" : "missed"), sw
+	if (n2 == full)
+		printf "goal: full matrix <= 90s on 2 cores under TCG: %s (%.1fs)\n", (sw <= 90 ? "met" : "missed"), sw
+	else
+		printf "goal (full matrix <= 90s) not judged: %d of the %d kernels ran\n", n2, full
 }'
