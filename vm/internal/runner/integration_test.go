@@ -122,13 +122,13 @@ func TestIntegrationWatchdog(t *testing.T) {
 	o, _ := itSetup(t)
 	o.Argv = []string{"/bin/sleep", "1000"} // silent forever; the guest timeout is far away
 	o.Timeout = 10 * time.Minute
-	o.Silence = 15 * time.Second
+	o.Silence = 20 * time.Second // the boot before BEGIN is silent too: keep well above a slow boot (~10 s seen under load)
 	start := time.Now()
 	recs, err := Run(context.Background(), o)
 	require.NoError(t, err)
 	r := recs[0]
 	assert.Equal(t, Infra, r.Result)
-	assert.Contains(t, r.Error, "watchdog: no console output for 15s")
+	assert.Contains(t, r.Error, "watchdog: no console output for 20s")
 	assert.Contains(t, r.Error, "payload started", "the watchdog fired during the payload, not during boot")
 	assert.Less(t, time.Since(start), 5*time.Minute, "neither the guest timeout nor the host deadline ended it")
 	assert.NotEmpty(t, r.ConsoleTail)
