@@ -187,6 +187,9 @@ func (t *T) exec(path string, args []string, o Opts, rp, wp *os.File) Run {
 		cmd.Dir = t.Base
 	}
 	cmd.Env = o.Env
+	// Once the process has exited, its stdout and stderr must reach EOF soon: a descendant that still holds them
+	// outlived confine (e.g. a command that survived SIGKILL to confine). Wait then returns ErrWaitDelay.
+	cmd.WaitDelay = 5 * time.Second
 	cmd.Stdin = strings.NewReader(o.Stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -220,7 +223,10 @@ func (t *T) exec(path string, args []string, o Opts, rp, wp *os.File) Run {
 	}
 	r := Run{Stdout: stdout.String(), Stderr: stderr.String(), ReportRaw: string(report), Pid: cmd.Process.Pid}
 	var ee *exec.ExitError
-	if err != nil && !errors.As(err, &ee) {
+	switch {
+	case errors.Is(err, exec.ErrWaitDelay):
+		t.Errorf("%s %s: a process outlived it, holding its stdout/stderr open", filepath.Base(path), strings.Join(args, " "))
+	case err != nil && !errors.As(err, &ee):
 		t.Fatalf("wait %s: %v", path, err)
 	}
 	ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
