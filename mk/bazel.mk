@@ -4,6 +4,8 @@ BAZEL := tools/bazel
 
 .PHONY: bazel-deps build gazelle bazel-test release-test
 bazel-deps: ## prepare the offline Bazel under $(CACHE)/bazel (sid chroot, rules_go, gazelle; minutes, once)
+	@# tools/bazel's host commands: ip (iproute2); unshare, nsenter, flock, mount (util-linux, mount).
+	@command -v ip >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends iproute2; }
 	CONFINE_BAZEL_SETUP_ONLY=1 $(BAZEL)
 
 build: ## bazel build //:release_binaries into dist/bin/<platform>/confine; prints platform, size, sha256
@@ -12,7 +14,7 @@ build: ## bazel build //:release_binaries into dist/bin/<platform>/confine; prin
 gazelle: ## regenerate the BUILD.bazel files (bazel run //:gazelle)
 	$(BAZEL) run //:gazelle
 
-bazel-test: ## bazel test //..., artifact ELF checks in -c fastbuild and -c opt, clean-build reproducibility
+bazel-test: ## BUILD files current, go/bazel test parity, bazel test //..., -c opt artifacts, clean-build reproducibility, edit check
 	scripts/bazel-test.sh
 
 release-test: ## release/ module tests (elfcheck, platform table) and the no-ELF-tracked-by-git check

@@ -73,7 +73,7 @@ step "5. release artifacts in -c opt"
 # Built with -c opt and checked by the same test run on the host (go test): this needs only the four
 # platforms' standard libraries in opt, not the host's and every test package's too.
 BAZEL_BUILD_FLAGS="-c opt" scripts/bazel-dist.sh "$OUT/dist-opt"
-(cd release && CONFINE_DIST="$OUT/dist-opt" go test -count=1 -v -run 'TestReleaseBinaries|TestWSL2' ./artifacts/) ||
+(cd release && CONFINE_DIST="$OUT/dist-opt" go test -count=1 -v -run 'TestReleaseBinaries|TestWSL2|TestVersionStamped' ./artifacts/) ||
   fail "the -c opt artifacts failed their checks (above)"
 
 step "6. reproducibility: a clean build from a copy of the tree in a fresh output base"
