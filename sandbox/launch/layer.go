@@ -18,13 +18,16 @@ import (
 
 // The mount layer closes what Landlock has no right for (mode, owner, timestamps, xattrs, inode flags,
 // truncate before ABI 3) with read-only mounts instead of a blanket seccomp denial, so that those operations
-// keep working inside the writable roots. A Go process is multi-threaded and cannot enter a new user namespace
-// itself, so the launcher starts itself again as a child in fresh user and mount namespaces (mount namespace
-// only, as root). The child clones each writable root's mount tree (open_tree, 5.2), makes every mount
-// read-only (mount_setattr AT_RECURSIVE, 5.12), attaches the writable clones back onto the roots through their
-// O_PATH descriptors (move_mount, 5.2), then builds the Landlock ruleset and executes the command. The parent
+// keep working inside the writable roots. In a fresh mount namespace, it clones each writable root's mount tree
+// (open_tree, 5.2), makes every mount read-only (mount_setattr AT_RECURSIVE, 5.12) and attaches the writable
+// clones back onto the roots through their O_PATH descriptors (move_mount, 5.2); then the Landlock ruleset is
+// built and the command executed as usual.
+//
+// As root, the launcher unshares a mount namespace on its locked thread and does all this in place: the command
+// keeps the launcher's PID. Any other user needs a new user namespace too, which a multi-threaded Go process
+// cannot enter, so the launcher starts itself again as a child in fresh user and mount namespaces; the parent
 // only forwards signals and mirrors the exit status. If the layer cannot be built, the child says so on a sync
-// pipe before anything runs and the parent falls back to the seccomp denial, which is stricter, never weaker.
+// pipe before anything runs, and the launcher falls back to the seccomp denial, which is stricter, never weaker.
 
 // Metadata says how metadata changes outside the writable set are stopped.
 type Metadata string
@@ -74,12 +77,13 @@ func layerChild() (bool, int, error) {
 	return true, fd, nil
 }
 
-// buildMountLayer makes every mount in this (private, fresh) mount namespace read-only, except the writable
-// roots, which get writable clones of their own trees. Roots that cannot be opened are skipped: the plan
-// that follows refuses or warns about them.
-func buildMountLayer(roots []string) error {
+// buildMountLayer makes every mount in this (fresh) mount namespace read-only, except the writable roots,
+// which get writable clones of their own trees. Roots that cannot be opened are skipped: the plan that
+// follows refuses or warns about them. committed says whether mounts were already changed when it failed: a
+// caller that goes on in this namespace must then refuse rather than fall back.
+func buildMountLayer(roots []string) (committed bool, err error) {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("mount --make-rprivate /: %w", err)
+		return false, fmt.Errorf("mount --make-rprivate /: %w", err)
 	}
 	type clone struct {
 		root *pathfd.Root
@@ -104,32 +108,32 @@ func buildMountLayer(roots []string) error {
 		tree, err := unix.OpenTree(r.FD, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
 		if err != nil {
 			r.Close()
-			return fmt.Errorf("open_tree %s: %w", path, err)
+			return false, fmt.Errorf("open_tree %s: %w", path, err)
 		}
 		clones = append(clones, clone{r, tree})
 	}
 	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE,
 		&unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
-		return fmt.Errorf("mount_setattr / read-only: %w", err)
+		return false, fmt.Errorf("mount_setattr / read-only: %w", err)
 	}
 	for _, c := range clones {
 		if err := unix.MoveMount(c.tree, "", c.root.FD, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
-			return fmt.Errorf("move_mount onto %s: %w", c.root.Path, err)
+			return true, fmt.Errorf("move_mount onto %s: %w", c.root.Path, err)
 		}
 	}
 	var st unix.Statfs_t
 	if err := unix.Statfs("/", &st); err != nil || st.Flags&unix.ST_RDONLY == 0 {
-		return fmt.Errorf("/ is still writable after mount_setattr (statfs: %v)", err)
+		return true, fmt.Errorf("/ is still writable after mount_setattr (statfs: %v)", err)
 	}
 	// The working directory still points into the mount it was entered on, which is now read-only and, for a
 	// writable root, covered by its clone: enter it again by name to land on the mount now visible there.
 	if wd, err := os.Getwd(); err == nil {
 		if err := os.Chdir(wd); err != nil {
-			return fmt.Errorf("re-entering the working directory %s: %w", wd, err)
+			return true, fmt.Errorf("re-entering the working directory %s: %w", wd, err)
 		}
 	}
 	// The ambient CAP_SYS_ADMIN that built the layer must not reach the command.
-	return unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+	return true, unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
 }
 
 // needsWritableMount says whether a root needs a writable mount: directories and regular files do. Device

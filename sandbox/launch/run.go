@@ -52,14 +52,27 @@ func Run(cfg Config, s System) error {
 	if err != nil {
 		return refuse(report.Refuse(report.Internal, "%v", err))
 	}
-	if child {
-		if err := s.BuildMountLayer(cfg.writableRoots()); err != nil {
+	metadata := MetadataSeccomp
+	var layerErr error // why the layer is missing, for the report
+	switch {
+	case child:
+		if _, err := s.BuildMountLayer(cfg.writableRoots()); err != nil {
 			failLayer(syncFD, err)
 		}
-	}
-	metadata := MetadataSeccomp
-	if child {
 		metadata = MetadataMountLayer
+	case s.Geteuid() == 0:
+		// Root needs no user namespace: the layer is built here, on this locked thread, and the command
+		// keeps our PID.
+		if err := s.UnshareMountNS(); err != nil {
+			layerErr = fmt.Errorf("%w: unshare(CLONE_NEWNS): %v", ErrLayerUnavailable, err)
+		} else if committed, err := s.BuildMountLayer(cfg.writableRoots()); err != nil {
+			if committed {
+				return refuse(report.Refuse(report.Internal, "the mount layer failed half-built: %v", err))
+			}
+			layerErr = fmt.Errorf("%w: %v", ErrLayerUnavailable, err)
+		} else {
+			metadata = MetadataMountLayer
+		}
 	}
 	p, err := makePlan(cfg, s, rep, metadata)
 	if err != nil {
@@ -70,7 +83,7 @@ func Run(cfg Config, s System) error {
 	if err != nil {
 		return refuse(err)
 	}
-	if !child {
+	if metadata == MetadataSeccomp && s.Geteuid() != 0 {
 		// Everything is validated; try the layer, and fall back to the seccomp denial where it cannot be had.
 		status, err := s.RunLayered(cfg.ReportFD)
 		if err == nil {
@@ -79,7 +92,10 @@ func Run(cfg Config, s System) error {
 		if !errors.Is(err, ErrLayerUnavailable) {
 			return refuse(report.Refuse(report.Internal, "running the layered child: %v", err))
 		}
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%v: metadata is denied everywhere instead", err))
+		layerErr = err
+	}
+	if layerErr != nil {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%v: metadata is denied everywhere instead", layerErr))
 	}
 	if err := landlock.Restrict(s, p.handled, p.rules); err != nil {
 		return refuse(&report.Refusal{Reason: report.Ruleset, Err: err})

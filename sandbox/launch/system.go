@@ -27,8 +27,12 @@ type System interface {
 	WSLInterop() Interop
 	// LayerChild reports whether this process is the layered child, and its sync descriptor.
 	LayerChild() (bool, int, error)
-	// BuildMountLayer makes every mount read-only except the writable roots (layered child only).
-	BuildMountLayer(roots []string) error
+	// Geteuid is the effective user ID: root can build the mount layer in place.
+	Geteuid() int
+	// UnshareMountNS moves the calling thread into a new mount namespace (unshare(CLONE_NEWNS)).
+	UnshareMountNS() error
+	// BuildMountLayer makes every mount read-only except the writable roots, in a fresh mount namespace.
+	BuildMountLayer(roots []string) (committed bool, err error)
 	// RunLayered runs this invocation again as a layered child and waits for it.
 	RunLayered(reportFD int) (syscall.WaitStatus, error)
 	// LayerAvailable says whether the layer's namespaces can be made here (for probe).
@@ -49,7 +53,9 @@ func (Host) OSRelease() string {
 }
 func (Host) WSLInterop() Interop                                 { return readWSLInterop() }
 func (Host) LayerChild() (bool, int, error)                      { return layerChild() }
-func (Host) BuildMountLayer(roots []string) error                { return buildMountLayer(roots) }
+func (Host) Geteuid() int                                        { return os.Geteuid() }
+func (Host) UnshareMountNS() error                               { return unix.Unshare(unix.CLONE_NEWNS) }
+func (Host) BuildMountLayer(roots []string) (bool, error)        { return buildMountLayer(roots) }
 func (Host) RunLayered(reportFD int) (syscall.WaitStatus, error) { return runLayered(reportFD) }
 func (Host) LayerAvailable() error                               { return layerAvailable() }
 func (Host) Machine() string {

@@ -381,3 +381,52 @@ func TestTTYAllowsNewPseudoTerminals(t *testing.T) {
 	require.NotEqual(t, 0, r.status, "without --tty, /dev/ptmx is not writable")
 	require.Contains(t, r.stderr, "PermissionError")
 }
+
+func TestRootKeepsThePID(t *testing.T) {
+	requireLandlock(t)
+	if os.Geteuid() != 0 {
+		t.Skip("as root the mount layer is built in place; this run is not root")
+	}
+	w, _ := sandbox(t)
+	cmd := exec.Command(bin, sh(w, `echo $$`)...)
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	require.Equal(t, fmt.Sprintf("%d\n", cmd.Process.Pid), string(out), "the command is confine's own process")
+}
+
+func TestUnprivilegedUserGetsTheLayerInAChild(t *testing.T) {
+	requireLandlock(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run the launcher as another user; as non-root every test here is that case")
+	}
+	const nobody = 65534
+	w, out := sandbox(t)
+	require.NoError(t, os.Chown(w, nobody, nobody))
+	require.NoError(t, os.Chmod(filepath.Dir(w), 0o755))
+	exe := filepath.Join(filepath.Dir(w), "confine")
+	b, err := os.ReadFile(bin)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(exe, b, 0o755)) // bin's directory is private to root
+	rf, err := os.CreateTemp(t.TempDir(), "report")
+	require.NoError(t, err)
+	cmd := exec.Command(exe, "--worktree", w, "--report-fd", "3", "--", "/bin/sh", "-c",
+		`cd "$0" && echo x > f && chmod +x f && touch f && id -u && echo $$; echo y > "$1"`, w, filepath.Join(out, "f"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	cmd.ExtraFiles = []*os.File{rf}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	var rep struct{ Metadata string }
+	rb, _ := os.ReadFile(rf.Name())
+	require.NoError(t, json.Unmarshal(rb, &rep), "report %q, stderr %s", rb, stderr.String())
+	if rep.Metadata != "mount-layer" {
+		t.Skipf("user namespaces are not available to nobody here (metadata: %s): %s", rep.Metadata, rb)
+	}
+	require.Error(t, err, "the write outside must fail")
+	lines := strings.Fields(stdout.String())
+	require.Len(t, lines, 2, "stdout %q, stderr %q", stdout.String(), stderr.String())
+	require.Equal(t, "65534", lines[0], "the command keeps the caller's uid inside its user namespace")
+	require.NotEqual(t, fmt.Sprint(cmd.Process.Pid), lines[1], "a non-root command runs in a child")
+	require.Contains(t, stderr.String(), "Read-only file system")
+	require.NoFileExists(t, filepath.Join(out, "f"))
+}
