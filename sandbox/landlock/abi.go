@@ -52,11 +52,16 @@ func FirstKernel(abi int) string {
 	return abiInfos[abi].kernel
 }
 
-// RuleRights returns the rights a path-beneath rule grants under handled: everything handled for a
-// directory, and only the file rights for anything else (a rule on a file with directory rights is EINVAL).
+// neverGranted are handled everywhere and granted nowhere: a device node made inside the worktree (by root,
+// with CAP_MKNOD) would be a door to the raw disk or memory.
+const neverGranted = MakeChar | MakeBlock
+
+// RuleRights returns the rights a path-beneath rule grants under handled: everything handled but
+// MAKE_CHAR and MAKE_BLOCK for a directory, and only the file rights for anything else (a rule on a file with
+// directory rights is EINVAL).
 func RuleRights(handled Access, dir bool) Access {
 	if dir {
-		return handled
+		return handled &^ neverGranted
 	}
 	return handled & FileRights
 }

@@ -111,6 +111,11 @@ func buildMountLayer(roots []string) (committed bool, err error) {
 			return false, fmt.Errorf("open_tree %s: %w", path, err)
 		}
 		clones = append(clones, clone{r, tree})
+		// No device node and no set-user-ID program inside a writable root works as one.
+		if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE,
+			&unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOSUID}); err != nil {
+			return false, fmt.Errorf("mount_setattr %s nodev,nosuid: %w", path, err)
+		}
 	}
 	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE,
 		&unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {

@@ -31,6 +31,14 @@ type ExecError struct {
 
 func (e *ExecError) Error() string { return e.Err.Error() }
 
+// reason is the report's reason code for a command that was not run.
+func (e *ExecError) reason() report.Reason {
+	if e.Status == ExitNotFound {
+		return report.CommandNotFound
+	}
+	return report.CommandNotExec
+}
+
 // Run confines the process as cfg asks and executes cfg.Argv. It returns only on failure, or when the command
 // ran in a layered child: a *report.Refusal (nothing ran, exit 125), an *ExecError (126 or 127), or a
 // *ChildExit (exit as the child did). It locks the calling goroutine to its OS thread, because Landlock
@@ -81,7 +89,10 @@ func Run(cfg Config, s System) error {
 	defer p.close()
 	path, err := lookPath(cfg.Argv[0])
 	if err != nil {
-		return refuse(err)
+		rep.Refused(err)
+		rep.Reason = err.(*ExecError).reason()
+		writeReport(cfg.ReportFD, rep)
+		return err
 	}
 	if metadata == MetadataSeccomp && s.Geteuid() != 0 {
 		// Everything is validated; try the layer, and fall back to the seccomp denial where it cannot be had.
@@ -99,6 +110,12 @@ func Run(cfg Config, s System) error {
 	}
 	if err := landlock.Restrict(s, p.handled, p.rules); err != nil {
 		return refuse(&report.Refusal{Reason: report.Ruleset, Err: err})
+	}
+	if s.Geteuid() == 0 {
+		if err := s.LimitRootCaps(); err != nil {
+			return refuse(report.Refuse(report.Ruleset, "limiting root's capabilities: %v", err))
+		}
+		rep.Warnings = append(rep.Warnings, "root: the command keeps only the capabilities "+rootCapNames())
 	}
 	if err := s.SetSeccomp(p.filter.Program()); err != nil {
 		return refuse(report.Refuse(report.Seccomp, "seccomp(SET_MODE_FILTER): %v", err))
@@ -235,6 +252,11 @@ func (p *plan) open(cfg Config, rep *report.Report) error {
 			continue
 		}
 		p.roots = append(p.roots, r)
+		if want.required {
+			if err := userRootAllowed(r, want.path == cfg.Worktree); err != nil {
+				return &report.Refusal{Reason: report.BadRoot, Err: err}
+			}
+		}
 		if !want.grant {
 			continue
 		}
@@ -246,6 +268,23 @@ func (p *plan) open(cfg Config, rep *report.Report) error {
 		}
 		rep.Rules = append(rep.Rules, report.Rule{Path: r.Path, Type: typ,
 			Rights: landlock.RuleRights(p.handled, dir).Names()})
+	}
+	return nil
+}
+
+// kernelTrees hold kernel and device state, not files: no user-given root may be one of them or inside one.
+var kernelTrees = []string{"/proc", "/sys", "/dev"}
+
+// userRootAllowed refuses a user-given root in a kernel tree, except a character device given with --allow
+// (say /dev/kvm), and a worktree that is not a directory.
+func userRootAllowed(r *pathfd.Root, worktree bool) error {
+	if worktree && r.Kind != pathfd.Dir {
+		return fmt.Errorf("%w: --worktree %s is not a directory", pathfd.ErrBadPath, r.Path)
+	}
+	for _, t := range kernelTrees {
+		if (r.Path == t || strings.HasPrefix(r.Path, t+"/")) && !(r.Kind == pathfd.CharDev && !worktree) {
+			return fmt.Errorf("%w: %s is in %s, which holds kernel state, not files", pathfd.ErrBadPath, r.Path, t)
+		}
 	}
 	return nil
 }
@@ -275,7 +314,7 @@ func warnings(abi, wsl int, metadata Metadata) []string {
 	return w
 }
 
-// lookPath resolves name as a shell would: a name with a slash is used as is; otherwise the first executable
+// lookPath resolves name as a shell would: a name with a slash is that file; otherwise the first executable
 // regular file in $PATH (default /usr/local/bin:/usr/bin:/bin). It returns an *ExecError with 127 when
 // nothing is found, and 126 when only non-executable candidates exist.
 func lookPath(name string) (string, error) {
@@ -283,6 +322,13 @@ func lookPath(name string) (string, error) {
 		abs, err := filepath.Abs(name)
 		if err != nil {
 			return "", &ExecError{Status: ExitCannotExec, Err: err}
+		}
+		var st unix.Stat_t
+		switch {
+		case unix.Stat(abs, &st) != nil:
+			return "", &ExecError{Status: ExitNotFound, Err: fmt.Errorf("%s: no such file", name)}
+		case st.Mode&unix.S_IFMT == unix.S_IFDIR || unix.Access(abs, unix.X_OK) != nil:
+			return "", &ExecError{Status: ExitCannotExec, Err: fmt.Errorf("%s: permission denied", name)}
 		}
 		return abs, nil
 	}

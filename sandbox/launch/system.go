@@ -37,6 +37,8 @@ type System interface {
 	RunLayered(reportFD int) (syscall.WaitStatus, error)
 	// LayerAvailable says whether the layer's namespaces can be made here (for probe).
 	LayerAvailable() error
+	// LimitRootCaps cuts a root command's capabilities to the file-ownership set (see rootCaps).
+	LimitRootCaps() error
 }
 
 // Host is the real System.
@@ -58,6 +60,7 @@ func (Host) UnshareMountNS() error                               { return unix.U
 func (Host) BuildMountLayer(roots []string) (bool, error)        { return buildMountLayer(roots) }
 func (Host) RunLayered(reportFD int) (syscall.WaitStatus, error) { return runLayered(reportFD) }
 func (Host) LayerAvailable() error                               { return layerAvailable() }
+func (Host) LimitRootCaps() error                                { return limitRootCaps() }
 func (Host) Machine() string {
 	var u unix.Utsname
 	if unix.Uname(&u) != nil {

@@ -32,6 +32,8 @@ const (
 	WrongOS            Reason = "wrong-os"
 	Ruleset            Reason = "ruleset"
 	Seccomp            Reason = "seccomp"
+	CommandNotFound    Reason = "command-not-found"      // exit 127
+	CommandNotExec     Reason = "command-not-executable" // exit 126
 	Internal           Reason = "internal"
 )
 

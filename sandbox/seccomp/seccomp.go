@@ -11,8 +11,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Policy says what the filter denies. The zero Policy denies only TIOCSTI and compat system calls, which no
-// mount or Landlock right can stop.
+// Policy says what the filter denies. The zero Policy denies what neither a mount nor a Landlock right can
+// stop: the mount API (Landlock does not mediate mount_setattr, and a root command could otherwise clear the
+// read-only mounts around the worktree), TIOCSTI, and compat system calls.
 type Policy struct {
 	// Metadata denies the metadata system calls and the inode-flag ioctls everywhere: Landlock has no right
 	// for them. Not needed where read-only mounts already stop them outside the writable roots.
@@ -40,11 +41,26 @@ var metadataIoctls = []ioctlCmd{
 	{"FS_IOC_SETFSLABEL", 0x41009432},            // filesystem label
 }
 
+// mountSyscalls change mounts: denied in every policy, for root and for commands in nested namespaces alike
+// (the filter is inherited). Numbers from 428 on are shared by every architecture
+// (include/uapi/asm-generic/unistd.h); open_tree_attr is 7.0+ (6.15).
+var mountSyscalls = []struct {
+	name string
+	nr   uint32
+}{
+	{"mount", sysMount}, {"umount2", sysUmount2}, {"pivot_root", sysPivotRoot},
+	{"open_tree", 428}, {"move_mount", 429}, {"fsopen", 430}, {"fsconfig", 431}, {"fsmount", 432},
+	{"fspick", 433}, {"mount_setattr", 442}, {"open_tree_attr", 467},
+}
+
 var alwaysIoctls = []ioctlCmd{
 	{"TIOCSTI", 0x5412}, // pushes input into the caller's terminal
 }
 
 func (p Policy) syscalls() (names []string, nrs []uint32) {
+	for _, s := range mountSyscalls {
+		names, nrs = append(names, s.name), append(nrs, s.nr)
+	}
 	if p.Metadata {
 		for _, s := range deniedSyscalls {
 			names, nrs = append(names, s.name), append(nrs, s.nr)

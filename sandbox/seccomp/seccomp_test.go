@@ -70,6 +70,9 @@ func TestProgramDeniesMetadataEverywhereAndAllowsTheRest(t *testing.T) {
 			// Upper bits are ignored by the kernel (the command is an unsigned int), and by the filter.
 			require.Equal(t, retEPERM, run(t, prog, auditArch, sysIoctl, 0xffffffff00000000|uint64(c.cmd)), c.name)
 		}
+		for _, m := range mountSyscalls {
+			require.Equal(t, retEPERM, run(t, prog, auditArch, m.nr, 0), "%s with %+v", m.name, p)
+		}
 		require.Equal(t, uint32(retAllow), run(t, prog, auditArch, sysIoctl, unix.TCGETS), "TCGETS")
 		require.Equal(t, uint32(retAllow), run(t, prog, auditArch, sysIoctl, unix.TIOCGWINSZ), "TIOCGWINSZ")
 		// Another architecture's table (i386 or arm compat) is refused outright.
@@ -88,5 +91,6 @@ func TestDeniedNamesTheFilter(t *testing.T) {
 	require.NotContains(t, Policy{}.Denied(), "truncate")
 	require.Contains(t, Policy{DenyTruncate: true}.Denied(), "truncate")
 	require.Contains(t, Policy{}.Denied(), "ioctl:TIOCSTI")
+	require.Contains(t, Policy{}.Denied(), "mount_setattr")
 	require.Equal(t, "compat-syscalls", Policy{}.Denied()[len(Policy{}.Denied())-1])
 }

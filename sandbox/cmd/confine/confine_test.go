@@ -430,3 +430,64 @@ func TestUnprivilegedUserGetsTheLayerInAChild(t *testing.T) {
 	require.Contains(t, stderr.String(), "Read-only file system")
 	require.NoFileExists(t, filepath.Join(out, "f"))
 }
+
+func TestRootCannotUndoTheMountLayerOrMakeDevices(t *testing.T) {
+	requireLandlock(t)
+	if os.Geteuid() != 0 {
+		t.Skip("root's capabilities are the question; this run is not root")
+	}
+	w, out := sandbox(t)
+	victim := filepath.Join(out, "victim")
+	require.NoError(t, os.WriteFile(victim, []byte("x"), 0o600))
+	r := confine(t, "", []string{"W=" + w, "OUT=" + out, "V=" + victim}, sh(w, `
+		mount -o remount,bind,rw "$OUT" 2>/dev/null && echo REMOUNTED
+		mount --make-private / 2>/dev/null && echo PRIVATE
+		mknod "$W/disk" b 8 0 2>/dev/null && echo MKNOD
+		chmod 777 "$V" 2>/dev/null && echo CHMOD
+		grep CapBnd /proc/self/status`)...)
+	require.NotContains(t, r.stdout, "REMOUNTED")
+	require.NotContains(t, r.stdout, "PRIVATE")
+	require.NotContains(t, r.stdout, "MKNOD")
+	require.NotContains(t, r.stdout, "CHMOD")
+	var bnd uint64
+	_, err := fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(r.stdout, "CapBnd:")), "%x", &bnd)
+	require.NoError(t, err, "stdout %q", r.stdout)
+	for name, c := range map[string]uint{"SYS_ADMIN": 21, "SYS_MODULE": 16, "SYS_RAWIO": 17, "MKNOD": 27,
+		"DAC_READ_SEARCH": 2, "SYS_PTRACE": 19, "BPF": 39, "KILL": 5} {
+		require.Zero(t, bnd&(1<<c), "root's command keeps CAP_%s (bounding %#x)", name, bnd)
+	}
+	st, err := os.Stat(victim)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+}
+
+func TestKernelTreesAndNonDirectoriesAreNotWorktrees(t *testing.T) {
+	requireBin(t)
+	w, _ := sandbox(t)
+	file := filepath.Join(w, "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	for _, args := range [][]string{{"--worktree", "/proc"}, {"--worktree", "/dev"}, {"--worktree", "/sys/kernel"},
+		{"--worktree", file}, {"--worktree", w, "--allow", "/dev/shm"}, {"--worktree", w, "--allow", "/proc/self"}} {
+		r := confine(t, "", nil, append(args, "--", "/bin/sh", "-c", "echo ran")...)
+		require.Equal(t, 125, r.status, "%v: %s", args, r.stderr)
+		require.Empty(t, r.stdout, "%v ran", args)
+	}
+}
+
+func TestCommandNotFoundIsReported(t *testing.T) {
+	requireLandlock(t)
+	w, _ := sandbox(t)
+	for _, name := range []string{"confine-no-such-command", "/nonexistent/confine-cmd"} {
+		rf, err := os.CreateTemp(t.TempDir(), "report")
+		require.NoError(t, err)
+		cmd := exec.Command(bin, "--worktree", w, "--report-fd", "3", "--", name)
+		cmd.ExtraFiles = []*os.File{rf}
+		cmd.Run()
+		require.Equal(t, 127, cmd.ProcessState.ExitCode(), name)
+		var rep struct{ Outcome, Reason string }
+		b, _ := os.ReadFile(rf.Name())
+		require.NoError(t, json.Unmarshal(b, &rep), "%s", b)
+		require.Equal(t, "refused", rep.Outcome, name)
+		require.Equal(t, "command-not-found", rep.Reason, name)
+	}
+}
