@@ -3,13 +3,8 @@ package seccomp
 import "golang.org/x/sys/unix"
 
 const (
-	auditArch    = unix.AUDIT_ARCH_X86_64
-	hasX32       = true // x32 numbers share AUDIT_ARCH_X86_64, with bit 30 set
-	sysIoctl     = unix.SYS_IOCTL
-	sysTruncate  = unix.SYS_TRUNCATE
-	sysMount     = unix.SYS_MOUNT
-	sysUmount2   = unix.SYS_UMOUNT2
-	sysPivotRoot = unix.SYS_PIVOT_ROOT
+	auditArch = unix.AUDIT_ARCH_X86_64
+	hasX32    = true // x32 numbers share AUDIT_ARCH_X86_64, with bit 30 set
 )
 
 // deniedSyscalls are the metadata-changing system calls of arch/x86/entry/syscalls/syscall_64.tbl.

@@ -3,13 +3,8 @@ package seccomp
 import "golang.org/x/sys/unix"
 
 const (
-	auditArch    = unix.AUDIT_ARCH_AARCH64
-	hasX32       = false
-	sysIoctl     = unix.SYS_IOCTL
-	sysTruncate  = unix.SYS_TRUNCATE
-	sysMount     = unix.SYS_MOUNT
-	sysUmount2   = unix.SYS_UMOUNT2
-	sysPivotRoot = unix.SYS_PIVOT_ROOT
+	auditArch = unix.AUDIT_ARCH_AARCH64
+	hasX32    = false
 )
 
 // deniedSyscalls are the metadata-changing system calls of include/uapi/asm-generic/unistd.h, which arm64 uses:

@@ -88,6 +88,15 @@ func (p Policy) Denied() []string {
 	return append(out, "compat-syscalls")
 }
 
+// System call numbers whose names are the same on every architecture (x/sys resolves them per GOARCH).
+const (
+	sysIoctl     = unix.SYS_IOCTL
+	sysTruncate  = unix.SYS_TRUNCATE
+	sysMount     = unix.SYS_MOUNT
+	sysUmount2   = unix.SYS_UMOUNT2
+	sysPivotRoot = unix.SYS_PIVOT_ROOT
+)
+
 // Offsets in struct seccomp_data (include/uapi/linux/seccomp.h): int nr; __u32 arch; __u64 ip; __u64 args[6].
 const (
 	offNr         = 0
