@@ -129,7 +129,7 @@ func Run(cfg Config, s System) error {
 	if err := cloexecFrom(3); err != nil {
 		return report.Refuse(report.Internal, "marking inherited descriptors close-on-exec: %v", err)
 	}
-	err = s.Exec(path, cfg.Argv, environ(DetectWSL(s.OSRelease())))
+	err = s.Exec(path, cfg.Argv, environ(p.wsl))
 	status := ExitCannotExec
 	if errors.Is(err, unix.ENOENT) {
 		status = ExitNotFound
@@ -139,6 +139,7 @@ func Run(cfg Config, s System) error {
 
 // A plan is everything decided before the thread is restricted. Its rules hold open descriptors.
 type plan struct {
+	wsl     int // DetectWSL of this kernel
 	handled landlock.Access
 	rules   []landlock.Rule
 	roots   []*pathfd.Root
@@ -183,7 +184,7 @@ func makePlan(cfg Config, s System, rep *report.Report, metadata Metadata) (*pla
 			cfg.Mode)
 	}
 	rep.Backend, rep.Metadata = string(Landlock), string(metadata)
-	p := &plan{handled: landlock.HandledWrites(st.ABI), filter: policy(st.ABI, metadata)}
+	p := &plan{wsl: wsl, handled: landlock.HandledWrites(st.ABI), filter: policy(st.ABI, metadata)}
 	rep.Handled = p.handled.Names()
 	rep.Seccomp = p.filter.Denied()
 	rep.Warnings = append(rep.Warnings, warnings(st.ABI, wsl, metadata)...)
@@ -297,16 +298,16 @@ func warnings(abi, wsl int, metadata Metadata) []string {
 			"including inside the writable roots: Landlock has no right for it, so seccomp denies it (EPERM)")
 		if abi < 3 {
 			w = append(w, fmt.Sprintf("ABI %d: truncate(2) by path is denied everywhere by seccomp (TRUNCATE "+
-				"needs ABI 3, kernel 6.2)", abi))
+				"needs ABI 3, kernel %s)", abi, landlock.FirstKernel(3)))
 		}
 	}
 	if abi < 2 {
 		w = append(w, fmt.Sprintf("ABI %d: cross-directory rename and link inside the worktree will fail with "+
-			"EXDEV (REFER needs ABI 2, kernel 5.19)", abi))
+			"EXDEV (REFER needs ABI 2, kernel %s)", abi, landlock.FirstKernel(2)))
 	}
 	if abi < 5 {
 		w = append(w, fmt.Sprintf("ABI %d: ioctls on devices opened before confinement are not handled "+
-			"(IOCTL_DEV needs ABI 5, kernel 6.10)", abi))
+			"(IOCTL_DEV needs ABI 5, kernel %s)", abi, landlock.FirstKernel(5)))
 	}
 	if wsl == 2 {
 		w = append(w, "WSL2: interop is disabled; WSL_INTEROP is also removed from the environment")
