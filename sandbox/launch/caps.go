@@ -41,6 +41,12 @@ func limitRootCaps() error {
 			return fmt.Errorf("prctl(PR_CAPBSET_DROP, %d): %w", c, err)
 		}
 	}
+	return trimInheritable(keep)
+}
+
+// trimInheritable cuts the inheritable set to keep (two 32-bit words, capability.h's _LINUX_CAPABILITY_U32S_3)
+// and clears the ambient set, so nothing beyond keep can reach the command through execve.
+func trimInheritable(keep [2]uint32) error {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if err := unix.Capget(&hdr, &data[0]); err != nil {

@@ -137,8 +137,8 @@ func buildMountLayer(roots []string) (committed bool, err error) {
 			return true, fmt.Errorf("re-entering the working directory %s: %w", wd, err)
 		}
 	}
-	// The ambient CAP_SYS_ADMIN that built the layer must not reach the command.
-	return true, unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+	// The CAP_SYS_ADMIN that built the layer (ambient, and so also inheritable) must not reach the command.
+	return true, trimInheritable([2]uint32{})
 }
 
 // needsWritableMount says whether a root needs a writable mount: directories and regular files do. Device

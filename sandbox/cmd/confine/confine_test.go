@@ -394,24 +394,37 @@ func TestRootKeepsThePID(t *testing.T) {
 	require.Equal(t, fmt.Sprintf("%d\n", cmd.Process.Pid), string(out), "the command is confine's own process")
 }
 
-func TestUnprivilegedUserGetsTheLayerInAChild(t *testing.T) {
+const nobody = 65534
+
+// asNobody prepares a run of the launcher as nobody (only root can do that): a worktree nobody owns, the
+// outside directory beside it, and a copy of the launcher nobody can execute (bin's directory is root's).
+func asNobody(t *testing.T) (exe, w, out string) {
+	t.Helper()
 	requireLandlock(t)
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to run the launcher as another user; as non-root every test here is that case")
 	}
-	const nobody = 65534
-	w, out := sandbox(t)
+	w, out = sandbox(t)
 	require.NoError(t, os.Chown(w, nobody, nobody))
 	require.NoError(t, os.Chmod(filepath.Dir(w), 0o755))
-	exe := filepath.Join(filepath.Dir(w), "confine")
+	exe = filepath.Join(filepath.Dir(w), "confine")
 	b, err := os.ReadFile(bin)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(exe, b, 0o755)) // bin's directory is private to root
+	require.NoError(t, os.WriteFile(exe, b, 0o755))
+	return exe, w, out
+}
+
+func nobodyCred() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+}
+
+func TestUnprivilegedUserGetsTheLayerInAChild(t *testing.T) {
+	exe, w, out := asNobody(t)
 	rf, err := os.CreateTemp(t.TempDir(), "report")
 	require.NoError(t, err)
 	cmd := exec.Command(exe, "--worktree", w, "--report-fd", "3", "--", "/bin/sh", "-c",
 		`cd "$0" && echo x > f && chmod +x f && touch f && id -u && echo $$; echo y > "$1"`, w, filepath.Join(out, "f"))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	cmd.SysProcAttr = nobodyCred()
 	cmd.ExtraFiles = []*os.File{rf}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -490,4 +503,19 @@ func TestCommandNotFoundIsReported(t *testing.T) {
 		require.Equal(t, "refused", rep.Outcome, name)
 		require.Equal(t, "command-not-found", rep.Reason, name)
 	}
+}
+
+func TestUnprivilegedCrashSignalIsMirrored(t *testing.T) {
+	exe, w, _ := asNobody(t)
+	cmd := exec.Command(exe, "--worktree", w, "--", "/bin/sh", "-c", `grep CapInh /proc/self/status; kill -SEGV $$`)
+	cmd.SysProcAttr = nobodyCred()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.Error(t, cmd.Run())
+	ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	require.True(t, ws.Signaled(), "confine exited %d instead of dying by the signal; stderr %q", ws.ExitStatus(),
+		stderr.String())
+	require.Equal(t, syscall.SIGSEGV, ws.Signal())
+	require.Empty(t, stderr.String(), "no Go traceback")
+	require.Equal(t, "CapInh:\t0000000000000000\n", stdout.String(), "the layer's CAP_SYS_ADMIN is not inheritable")
 }

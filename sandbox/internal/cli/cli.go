@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os/signal"
 	"strconv"
 	"strings"
 	"syscall"
@@ -258,16 +257,14 @@ func Main(args []string, s launch.System, stdout, stderr io.Writer) int {
 	return launch.ExitRefused
 }
 
-// mirror ends this process the way the layered child ended: with its exit status, or by its signal (the
-// default action is restored first, so a caller sees the same signal death), else 128+N as a shell would.
+// mirror ends this process the way the layered child ended: with its exit status, or by its signal, so a
+// caller sees the same signal death; else (a signal whose default is not to die) 128+N, as a shell would.
 func mirror(ws syscall.WaitStatus) int {
 	if !ws.Signaled() {
 		return ws.ExitStatus()
 	}
-	sig := ws.Signal()
-	signal.Reset(sig)
-	unix.Kill(unix.Getpid(), sig)
-	return 128 + int(sig)
+	launch.DieBy(ws.Signal())
+	return 128 + int(ws.Signal())
 }
 
 // fail prints err as one line prefixed "confine: ".
