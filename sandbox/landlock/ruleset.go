@@ -8,10 +8,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Syscalls is the part of the kernel this package calls. Kernel is the real one; tests pass a fake, so that the
+// Syscalls is the part of the kernel this package calls. Host is the real one; tests pass a fake, so that the
 // ruleset logic runs without Landlock.
 type Syscalls interface {
-	// CreateRuleset is landlock_create_ruleset(2); see sys.LandlockCreateRuleset.
+	// CreateRuleset is landlock_create_ruleset(2); see Host.CreateRuleset.
 	CreateRuleset(handledFS uint64, flags uint32) (int, error)
 	// AddPathBeneath is landlock_add_rule(2) with LANDLOCK_RULE_PATH_BENEATH.
 	AddPathBeneath(rulesetFD int, allowed uint64, parentFD int) error

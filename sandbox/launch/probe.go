@@ -3,25 +3,27 @@ package launch
 import (
 	"fmt"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/confine-dev/confine/sandbox/landlock"
 	"github.com/confine-dev/confine/sandbox/report"
 )
 
 // Probe answers `confine probe`: what this kernel offers and what `--backend auto` would do. It is asked
 // afresh on every call (one system call), so no cached verdict can ever make a command run less confined.
-func Probe(s System) report.Probe {
-	p := report.Probe{Schema: report.ProbeSchema, Kernel: s.OSRelease(), Arch: s.Machine(),
-		WSL: DetectWSL(s.OSRelease()), Handled: []string{}, Seccomp: []string{}, Warnings: []string{}}
+func Probe(f Facts, s System) report.Probe {
+	p := report.Probe{Schema: report.ProbeSchema, Kernel: f.Release, Arch: f.Machine, WSL: int(f.WSL),
+		Handled: []string{}, Seccomp: []string{}, Warnings: []string{}}
 	st, err := landlock.Query(s)
 	switch {
 	case err != nil:
 		p.Landlock, p.AutoBackend, p.AutoReason = "unknown", "none", err.Error()
 		return p
-	case p.WSL == 1:
+	case f.WSL == WSL1:
 		p.Landlock, p.AutoBackend, p.AutoReason = string(st.State), "none", "WSL1 has no Landlock: confine refuses"
 		return p
-	case p.WSL == 2:
-		p.WSLInterop = string(s.WSLInterop())
+	case f.WSL == WSL2:
+		p.WSLInterop = string(f.Interop)
 		if p.WSLInterop != string(InteropDisabled) {
 			p.Landlock, p.ABI, p.Errata = string(st.State), st.ABI, st.Errata
 			p.AutoBackend, p.AutoReason = "none", "WSL2 Windows interop is "+p.WSLInterop+": confine refuses"
@@ -49,6 +51,17 @@ func Probe(s System) report.Probe {
 	}
 	p.Metadata = string(metadata)
 	p.Seccomp = policy(st.ABI, metadata).Denied()
-	p.Warnings = append(p.Warnings, warnings(st.ABI, p.WSL, metadata)...)
+	p.Warnings = append(p.Warnings, warnings(st.ABI, f.WSL, metadata)...)
 	return p
+}
+
+// errnoName is the uapi name of the errnos Landlock answers with.
+func errnoName(e unix.Errno) string {
+	switch e {
+	case unix.ENOSYS:
+		return "ENOSYS"
+	case unix.EOPNOTSUPP:
+		return "EOPNOTSUPP"
+	}
+	return ""
 }

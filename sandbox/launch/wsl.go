@@ -6,23 +6,32 @@ import (
 	"strings"
 )
 
-// DetectWSL returns 0 when release is not a WSL kernel, 1 for WSL1 (whose "kernel" is a translation layer
-// reporting e.g. "4.4.0-19041-Microsoft") and 2 for WSL2 (a real kernel, e.g. "6.6.36.6-microsoft-standard-WSL2").
-// A launcher built with the wsl2 tag treats every non-WSL1 kernel as WSL2.
-func DetectWSL(release string) int {
+// WSL is the kind of Windows Subsystem for Linux a kernel belongs to. Its number is the report's "wsl" field.
+type WSL int
+
+// The kinds.
+const (
+	NotWSL WSL = 0 // a Linux kernel outside WSL
+	WSL1   WSL = 1 // a translation layer, not a Linux kernel: no Landlock
+	WSL2   WSL = 2 // a real Microsoft kernel in a utility VM
+)
+
+// DetectWSL returns the kind of release: WSL1's "kernel" reports e.g. "4.4.0-19041-Microsoft", WSL2's e.g.
+// "6.6.36.6-microsoft-standard-WSL2". A launcher built with the wsl2 tag treats every non-WSL1 kernel as WSL2.
+func DetectWSL(release string) WSL {
 	lower := strings.ToLower(release)
 	switch {
 	case !strings.Contains(lower, "microsoft"):
 		if wsl2Build {
-			return 2
+			return WSL2
 		}
-		return 0
+		return NotWSL
 	case strings.Contains(lower, "wsl2") || strings.Contains(lower, "microsoft-standard"):
-		return 2
+		return WSL2
 	case strings.Contains(release, "Microsoft"):
-		return 1
+		return WSL1
 	}
-	return 2
+	return WSL2
 }
 
 // Interop is the state of WSL2's Windows interop: the binfmt_misc entry whose interpreter is /init and which

@@ -9,15 +9,15 @@ import (
 )
 
 func TestDetectWSL(t *testing.T) {
-	for release, want := range map[string]int{
-		"6.12.117+deb13-amd64":               0,
-		"4.4.0-19041-Microsoft":              1,
-		"4.4.0-22621-Microsoft":              1,
-		"5.15.153.1-microsoft-standard-WSL2": 2,
-		"6.6.36.6-microsoft-standard-WSL2+":  2,
+	for release, want := range map[string]WSL{
+		"6.12.117+deb13-amd64":               NotWSL,
+		"4.4.0-19041-Microsoft":              WSL1,
+		"4.4.0-22621-Microsoft":              WSL1,
+		"5.15.153.1-microsoft-standard-WSL2": WSL2,
+		"6.6.36.6-microsoft-standard-WSL2+":  WSL2,
 	} {
-		if wsl2Build && want == 0 {
-			want = 2
+		if wsl2Build && want == NotWSL {
+			want = WSL2
 		}
 		require.Equal(t, want, DetectWSL(release), release)
 	}

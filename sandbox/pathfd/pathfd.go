@@ -1,6 +1,6 @@
 // Package pathfd opens a writable root exactly once, without following symlinks, and validates the
 // descriptor it got rather than the path string, so that a path swapped for a symlink between a check and a use
-// cannot redirect a Landlock rule. See ../shared/design/landlock.md, "TOCTOU: rules bind to the fd".
+// cannot redirect a Landlock rule: a rule binds to the inode behind the descriptor (security/landlock/fs.c).
 package pathfd
 
 import (
@@ -55,20 +55,34 @@ func Check(path string) error {
 	return nil
 }
 
-// Open checks path, opens it once with O_PATH|O_CLOEXEC without following any symlink in any component
+// Open is OpenIn(Here, path).
+func Open(path string) (*Root, error) { return OpenIn(Here, path) }
+
+// Here, as OpenIn's root, is this process's own root directory.
+const Here = -1
+
+// OpenIn checks path, opens it once with O_PATH|O_CLOEXEC without following any symlink in any component
 // (openat2 RESOLVE_NO_SYMLINKS, 5.6; component by component with O_NOFOLLOW where openat2 is missing),
 // and validates the descriptor: its type by fstat, and its name by /proc/self/fd when /proc is mounted.
+// root is Here, or a descriptor of another mount namespace's root directory (such as /proc/PID/root), in
+// which path is then resolved (RESOLVE_IN_ROOT): the descriptor lands on that namespace's mount.
 // Errors wrap ErrBadPath for a missing, symlinked or odd path.
-func Open(path string) (*Root, error) {
+func OpenIn(root int, path string) (*Root, error) {
 	if err := Check(path); err != nil {
 		return nil, err
 	}
-	fd, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{
+	how := unix.OpenHow{
 		Flags:   unix.O_PATH | unix.O_CLOEXEC | unix.O_NOFOLLOW,
 		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-	})
+	}
+	at, rel := unix.AT_FDCWD, path
+	if root != Here {
+		at, rel = root, path[1:]
+		how.Resolve |= unix.RESOLVE_IN_ROOT
+	}
+	fd, err := unix.Openat2(at, rel, &how)
 	if errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM) { // no openat2, or a seccomp filter refusing it
-		fd, err = openNoFollow(path)
+		fd, err = openNoFollow(root, path)
 	}
 	if err != nil {
 		return nil, describe(path, err)
@@ -81,10 +95,14 @@ func Open(path string) (*Root, error) {
 	return r, nil
 }
 
-// openNoFollow walks path from / one component at a time, each opened with O_PATH|O_NOFOLLOW relative to the
-// previous descriptor, so no symlink is followed anywhere.
-func openNoFollow(path string) (int, error) {
-	fd, err := unix.Open("/", unix.O_PATH|unix.O_CLOEXEC|unix.O_DIRECTORY, 0)
+// openNoFollow walks path from root (Here: /) one component at a time, each opened with O_PATH|O_NOFOLLOW
+// relative to the previous descriptor, so no symlink is followed anywhere. path is clean, so it has no "..".
+func openNoFollow(root int, path string) (int, error) {
+	start, name := root, "."
+	if root == Here {
+		start, name = unix.AT_FDCWD, "/"
+	}
+	fd, err := unix.Openat(start, name, unix.O_PATH|unix.O_CLOEXEC|unix.O_DIRECTORY, 0)
 	if err != nil {
 		return -1, err
 	}

@@ -37,17 +37,17 @@ func TestOpenRefusesSymlinksAnywhere(t *testing.T) {
 func TestOpenNoFollowFallbackAgrees(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.Symlink(dir, filepath.Join(dir, "link")))
-	fd, err := openNoFollow(dir)
+	fd, err := openNoFollow(Here, dir)
 	require.NoError(t, err)
 	r, err := validate(dir, fd)
 	require.NoError(t, err)
 	require.Equal(t, Dir, r.Kind)
 	r.Close()
-	fd, err = openNoFollow(filepath.Join(dir, "link"))
+	fd, err = openNoFollow(Here, filepath.Join(dir, "link"))
 	require.NoError(t, err, "O_PATH|O_NOFOLLOW opens the link itself")
 	_, err = validate(filepath.Join(dir, "link"), fd)
 	require.ErrorIs(t, err, ErrBadPath)
-	_, err = openNoFollow(filepath.Join(dir, "link", "x"))
+	_, err = openNoFollow(Here, filepath.Join(dir, "link", "x"))
 	require.Error(t, err, "a middle symlink is not followed")
 }
 

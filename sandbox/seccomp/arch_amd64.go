@@ -8,10 +8,7 @@ const (
 )
 
 // deniedSyscalls are the metadata-changing system calls of arch/x86/entry/syscalls/syscall_64.tbl.
-var deniedSyscalls = []struct {
-	name string
-	nr   uint32
-}{
+var deniedSyscalls = []sysNr{
 	{"chmod", unix.SYS_CHMOD}, {"fchmod", unix.SYS_FCHMOD}, {"fchmodat", unix.SYS_FCHMODAT},
 	{"fchmodat2", unix.SYS_FCHMODAT2},
 	{"chown", unix.SYS_CHOWN}, {"fchown", unix.SYS_FCHOWN}, {"lchown", unix.SYS_LCHOWN},

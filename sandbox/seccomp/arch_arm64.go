@@ -9,10 +9,7 @@ const (
 
 // deniedSyscalls are the metadata-changing system calls of include/uapi/asm-generic/unistd.h, which arm64 uses:
 // it has only the *at forms of chmod, chown and utime.
-var deniedSyscalls = []struct {
-	name string
-	nr   uint32
-}{
+var deniedSyscalls = []sysNr{
 	{"fchmod", unix.SYS_FCHMOD}, {"fchmodat", unix.SYS_FCHMODAT}, {"fchmodat2", unix.SYS_FCHMODAT2},
 	{"fchown", unix.SYS_FCHOWN}, {"fchownat", unix.SYS_FCHOWNAT},
 	{"utimensat", unix.SYS_UTIMENSAT},

@@ -8,6 +8,8 @@
 package seccomp
 
 import (
+	"fmt"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -41,35 +43,35 @@ var metadataIoctls = []ioctlCmd{
 	{"FS_IOC_SETFSLABEL", 0x41009432},            // filesystem label
 }
 
-// mountSyscalls change mounts: denied in every policy, for root and for commands in nested namespaces alike
-// (the filter is inherited). Numbers from 428 on are shared by every architecture
-// (include/uapi/asm-generic/unistd.h); open_tree_attr is 7.0+ (6.15).
-var mountSyscalls = []struct {
+// sysNr is one system call the filter may deny, by its name in the kernel's syscall table.
+type sysNr struct {
 	name string
 	nr   uint32
-}{
-	{"mount", sysMount}, {"umount2", sysUmount2}, {"pivot_root", sysPivotRoot},
-	{"open_tree", 428}, {"move_mount", 429}, {"fsopen", 430}, {"fsconfig", 431}, {"fsmount", 432},
-	{"fspick", 433}, {"mount_setattr", 442}, {"open_tree_attr", 467},
+}
+
+// mountSyscalls change mounts: denied in every policy, for root and for commands in nested namespaces alike
+// (the filter is inherited). The new mount API (5.2; mount_setattr 5.12; open_tree_attr 6.15) has the same
+// numbers on every architecture (include/uapi/asm-generic/unistd.h); x/sys resolves all of them per GOARCH.
+var mountSyscalls = []sysNr{
+	{"mount", unix.SYS_MOUNT}, {"umount2", unix.SYS_UMOUNT2}, {"pivot_root", unix.SYS_PIVOT_ROOT},
+	{"open_tree", unix.SYS_OPEN_TREE}, {"move_mount", unix.SYS_MOVE_MOUNT}, {"fsopen", unix.SYS_FSOPEN},
+	{"fsconfig", unix.SYS_FSCONFIG}, {"fsmount", unix.SYS_FSMOUNT}, {"fspick", unix.SYS_FSPICK},
+	{"mount_setattr", unix.SYS_MOUNT_SETATTR}, {"open_tree_attr", unix.SYS_OPEN_TREE_ATTR},
 }
 
 var alwaysIoctls = []ioctlCmd{
 	{"TIOCSTI", 0x5412}, // pushes input into the caller's terminal
 }
 
-func (p Policy) syscalls() (names []string, nrs []uint32) {
-	for _, s := range mountSyscalls {
-		names, nrs = append(names, s.name), append(nrs, s.nr)
-	}
+func (p Policy) syscalls() []sysNr {
+	out := append([]sysNr{}, mountSyscalls...)
 	if p.Metadata {
-		for _, s := range deniedSyscalls {
-			names, nrs = append(names, s.name), append(nrs, s.nr)
-		}
+		out = append(out, deniedSyscalls...)
 	}
 	if p.DenyTruncate {
-		names, nrs = append(names, "truncate"), append(nrs, sysTruncate)
+		out = append(out, sysNr{"truncate", unix.SYS_TRUNCATE})
 	}
-	return names, nrs
+	return out
 }
 
 func (p Policy) ioctls() []ioctlCmd {
@@ -81,21 +83,15 @@ func (p Policy) ioctls() []ioctlCmd {
 
 // Denied names what the filter denies, system calls first, then ioctls, then the compat rule.
 func (p Policy) Denied() []string {
-	out, _ := p.syscalls()
+	var out []string
+	for _, s := range p.syscalls() {
+		out = append(out, s.name)
+	}
 	for _, c := range p.ioctls() {
 		out = append(out, "ioctl:"+c.name)
 	}
 	return append(out, "compat-syscalls")
 }
-
-// System call numbers whose names are the same on every architecture (x/sys resolves them per GOARCH).
-const (
-	sysIoctl     = unix.SYS_IOCTL
-	sysTruncate  = unix.SYS_TRUNCATE
-	sysMount     = unix.SYS_MOUNT
-	sysUmount2   = unix.SYS_UMOUNT2
-	sysPivotRoot = unix.SYS_PIVOT_ROOT
-)
 
 // Offsets in struct seccomp_data (include/uapi/linux/seccomp.h): int nr; __u32 arch; __u64 ip; __u64 args[6].
 const (
@@ -112,40 +108,94 @@ const (
 	x32SyscallBit = 0x40000000 // __X32_SYSCALL_BIT, arch/x86/include/uapi/asm/unistd.h
 )
 
-func stmt(code uint16, k uint32) unix.SockFilter { return unix.SockFilter{Code: code, K: k} }
-func jeq(k uint32, jt, jf uint8) unix.SockFilter {
-	return unix.SockFilter{Code: bpfJeqK, Jt: jt, Jf: jf, K: k}
+// Program compiles p for this machine's native architecture:
+//
+//	    ld arch; jeq native ? next : enosys
+//	    ld nr; [amd64: jge x32 bit ? enosys : next]
+//	    for each denied number: jeq nr ? eperm : next
+//	    jeq ioctl ? next : allow
+//	    ld args[1] low word
+//	    for each denied command: jeq cmd ? eperm : next
+//	allow:  ret ALLOW
+//	eperm:  ret ERRNO(EPERM)
+//	enosys: ret ERRNO(ENOSYS)
+//
+// Jumps name labels; the assembler resolves them and fails if one is out of BPF's 8-bit range.
+func (p Policy) Program() ([]unix.SockFilter, error) {
+	var a assembler
+	a.ld(offArch)
+	a.jeq(auditArch, next, "enosys")
+	a.ld(offNr)
+	if hasX32 {
+		a.jump(bpfJgeK, x32SyscallBit, "enosys", next)
+	}
+	for _, s := range p.syscalls() {
+		a.jeq(s.nr, "eperm", next)
+	}
+	a.jeq(unix.SYS_IOCTL, next, "allow")
+	a.ld(offArg1Low)
+	for _, c := range p.ioctls() {
+		a.jeq(c.cmd, "eperm", next)
+	}
+	a.label("allow")
+	a.ret(retAllow)
+	a.label("eperm")
+	a.ret(retEPERM)
+	a.label("enosys")
+	a.ret(retENOSYS)
+	return a.assemble()
 }
 
-// Program compiles p for this machine's native architecture. Layout, with n denied numbers and m ioctls:
-//
-//	ld arch; jeq native ? next : ret ENOSYS
-//	ld nr; [amd64: nr >= x32 bit ? ret ENOSYS]
-//	n × (jeq nr_i ? →EPERM)
-//	jeq ioctl ? next-but-one : ret ALLOW
-//	ld args[1] low word; m × (jeq cmd_k ? →EPERM)
-//	ret ALLOW
-//	EPERM: ret ERRNO(EPERM)
-func (p Policy) Program() []unix.SockFilter {
-	_, nrs := p.syscalls()
-	ioctls := p.ioctls()
-	n, m := len(nrs), len(ioctls)
-	prog := []unix.SockFilter{
-		stmt(bpfLdWAbs, offArch),
-		jeq(auditArch, 1, 0),
-		stmt(bpfRetK, retENOSYS),
-		stmt(bpfLdWAbs, offNr),
+// next, as a jump target, is the following instruction.
+const next = ""
+
+// assembler builds a classic BPF program whose jumps name labels.
+type assembler struct {
+	insns  []unix.SockFilter
+	jumps  [][2]string // per instruction: the true and false targets of a jump
+	labels map[string]int
+}
+
+func (a *assembler) emit(in unix.SockFilter, jt, jf string) {
+	a.insns = append(a.insns, in)
+	a.jumps = append(a.jumps, [2]string{jt, jf})
+}
+func (a *assembler) ld(off uint32)               { a.emit(unix.SockFilter{Code: bpfLdWAbs, K: off}, next, next) }
+func (a *assembler) ret(k uint32)                { a.emit(unix.SockFilter{Code: bpfRetK, K: k}, next, next) }
+func (a *assembler) jeq(k uint32, jt, jf string) { a.jump(bpfJeqK, k, jt, jf) }
+func (a *assembler) jump(code uint16, k uint32, jt, jf string) {
+	a.emit(unix.SockFilter{Code: code, K: k}, jt, jf)
+}
+func (a *assembler) label(name string) {
+	if a.labels == nil {
+		a.labels = map[string]int{}
 	}
-	if hasX32 {
-		prog = append(prog, unix.SockFilter{Code: bpfJgeK, Jt: 0, Jf: 1, K: x32SyscallBit}, stmt(bpfRetK, retENOSYS))
+	a.labels[name] = len(a.insns)
+}
+
+// assemble resolves every jump to a forward offset of at most 255 instructions (BPF_MAXINSNS is 4096, but a
+// conditional jump's offsets are 8 bits: include/uapi/linux/filter.h).
+func (a *assembler) assemble() ([]unix.SockFilter, error) {
+	prog := append([]unix.SockFilter{}, a.insns...)
+	for i, targets := range a.jumps {
+		for j, name := range targets {
+			if name == next {
+				continue
+			}
+			at, ok := a.labels[name]
+			if !ok {
+				return nil, fmt.Errorf("seccomp: instruction %d jumps to undefined label %q", i, name)
+			}
+			off := at - (i + 1)
+			if off < 0 || off > 255 {
+				return nil, fmt.Errorf("seccomp: instruction %d jumps %d to %q: out of BPF's 0..255 range", i, off, name)
+			}
+			if j == 0 {
+				prog[i].Jt = uint8(off)
+			} else {
+				prog[i].Jf = uint8(off)
+			}
+		}
 	}
-	for i, nr := range nrs {
-		// Skip the other n-1-i numbers, jeq ioctl, ret ALLOW, ld, the m commands and the final ret ALLOW.
-		prog = append(prog, jeq(nr, uint8(n-1-i+3+m+1), 0))
-	}
-	prog = append(prog, jeq(sysIoctl, 1, 0), stmt(bpfRetK, retAllow), stmt(bpfLdWAbs, offArg1Low))
-	for k, c := range ioctls {
-		prog = append(prog, jeq(c.cmd, uint8(m-1-k+1), 0)) // skip the other m-1-k commands and ret ALLOW
-	}
-	return append(prog, stmt(bpfRetK, retAllow), stmt(bpfRetK, retEPERM))
+	return prog, nil
 }

@@ -45,8 +45,8 @@ func run(t *testing.T, prog []unix.SockFilter, arch, nr uint32, arg1 uint64) uin
 
 func TestProgramDeniesMetadataEverywhereAndAllowsTheRest(t *testing.T) {
 	for _, p := range []Policy{{}, {Metadata: true}, {DenyTruncate: true}, {Metadata: true, DenyTruncate: true}} {
-		prog := p.Program()
-		require.LessOrEqual(t, len(prog), 255, "jump offsets are 8 bits")
+		prog, err := p.Program()
+		require.NoError(t, err)
 		want := uint32(retAllow)
 		if p.Metadata {
 			want = retEPERM
@@ -55,26 +55,26 @@ func TestProgramDeniesMetadataEverywhereAndAllowsTheRest(t *testing.T) {
 			require.Equal(t, want, run(t, prog, auditArch, s.nr, 0), "%s with %+v", s.name, p)
 		}
 		for _, c := range metadataIoctls {
-			require.Equal(t, want, run(t, prog, auditArch, sysIoctl, uint64(c.cmd)), "%s with %+v", c.name, p)
+			require.Equal(t, want, run(t, prog, auditArch, unix.SYS_IOCTL, uint64(c.cmd)), "%s with %+v", c.name, p)
 		}
 		want = retAllow
 		if p.DenyTruncate {
 			want = retEPERM
 		}
-		require.Equal(t, want, run(t, prog, auditArch, sysTruncate, 0), "truncate with %+v", p)
+		require.Equal(t, want, run(t, prog, auditArch, unix.SYS_TRUNCATE, 0), "truncate with %+v", p)
 		for _, nr := range []uint32{unix.SYS_OPENAT, unix.SYS_WRITE, unix.SYS_EXECVE, unix.SYS_READ, unix.SYS_FTRUNCATE} {
 			require.Equal(t, uint32(retAllow), run(t, prog, auditArch, nr, 0), "syscall %d", nr)
 		}
 		for _, c := range alwaysIoctls {
-			require.Equal(t, retEPERM, run(t, prog, auditArch, sysIoctl, uint64(c.cmd)), c.name)
+			require.Equal(t, retEPERM, run(t, prog, auditArch, unix.SYS_IOCTL, uint64(c.cmd)), c.name)
 			// Upper bits are ignored by the kernel (the command is an unsigned int), and by the filter.
-			require.Equal(t, retEPERM, run(t, prog, auditArch, sysIoctl, 0xffffffff00000000|uint64(c.cmd)), c.name)
+			require.Equal(t, retEPERM, run(t, prog, auditArch, unix.SYS_IOCTL, 0xffffffff00000000|uint64(c.cmd)), c.name)
 		}
 		for _, m := range mountSyscalls {
 			require.Equal(t, retEPERM, run(t, prog, auditArch, m.nr, 0), "%s with %+v", m.name, p)
 		}
-		require.Equal(t, uint32(retAllow), run(t, prog, auditArch, sysIoctl, unix.TCGETS), "TCGETS")
-		require.Equal(t, uint32(retAllow), run(t, prog, auditArch, sysIoctl, unix.TIOCGWINSZ), "TIOCGWINSZ")
+		require.Equal(t, uint32(retAllow), run(t, prog, auditArch, unix.SYS_IOCTL, unix.TCGETS), "TCGETS")
+		require.Equal(t, uint32(retAllow), run(t, prog, auditArch, unix.SYS_IOCTL, unix.TIOCGWINSZ), "TIOCGWINSZ")
 		// Another architecture's table (i386 or arm compat) is refused outright.
 		require.Equal(t, uint32(retENOSYS), run(t, prog, unix.AUDIT_ARCH_I386, 1, 0))
 		require.Equal(t, uint32(retENOSYS), run(t, prog, unix.AUDIT_ARCH_ARM, 1, 0))
@@ -93,4 +93,21 @@ func TestDeniedNamesTheFilter(t *testing.T) {
 	require.Contains(t, Policy{}.Denied(), "ioctl:TIOCSTI")
 	require.Contains(t, Policy{}.Denied(), "mount_setattr")
 	require.Equal(t, "compat-syscalls", Policy{}.Denied()[len(Policy{}.Denied())-1])
+}
+
+func TestAssemblerRefusesJumpsOutOfRange(t *testing.T) {
+	var a assembler
+	a.jeq(1, "far", next)
+	for range 256 {
+		a.ret(retAllow)
+	}
+	a.label("far")
+	a.ret(retEPERM)
+	_, err := a.assemble()
+	require.ErrorContains(t, err, "out of BPF's 0..255 range")
+
+	var b assembler
+	b.jeq(1, "nowhere", next)
+	_, err = b.assemble()
+	require.ErrorContains(t, err, "undefined label")
 }

@@ -57,7 +57,7 @@ func requireLandlock(t *testing.T) int {
 	t.Helper()
 	requireBin(t)
 	// landlock.Query, not launch.Probe: Probe starts /proc/self/exe, which here is this test binary.
-	st, err := landlock.Query(landlock.Kernel{})
+	st, err := landlock.Query(landlock.Host{})
 	if err != nil || st.ABI < 1 {
 		t.Skipf("needs Landlock on the host kernel: %s (%v)", st.State, err)
 	}

@@ -11,5 +11,5 @@ import (
 )
 
 func main() {
-	os.Exit(cli.Main(os.Args[1:], launch.Host{}, os.Stdout, os.Stderr))
+	os.Exit(cli.Main(os.Args[1:], launch.ReadFacts(), launch.Host{}, os.Stdout, os.Stderr))
 }

@@ -213,8 +213,13 @@ func finish(cfg *launch.Config, seen map[string]bool) error {
 	return nil
 }
 
-// Main runs confine with args (without the program name) against s, and returns the exit status.
-func Main(args []string, s launch.System, stdout, stderr io.Writer) int {
+// Main runs confine with args (without the program name) on a host described by f, acting through s, and returns
+// the exit status. A layered child (launch.IsLayerChild) parses nothing: it runs the plan it was handed.
+func Main(args []string, f launch.Facts, s launch.System, stdout, stderr io.Writer) int {
+	if launch.IsLayerChild() {
+		fail(stderr, launch.RunChild(s))
+		return launch.ExitRefused
+	}
 	kind, cfg, err := Parse(args)
 	if err != nil {
 		fail(stderr, err)
@@ -235,7 +240,7 @@ func Main(args []string, s launch.System, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "confine %s\n", Version)
 		return 0
 	case Probe, ProbeJSON:
-		p := launch.Probe(s)
+		p := launch.Probe(f, s)
 		if kind == ProbeJSON {
 			b, _ := json.Marshal(p)
 			fmt.Fprintf(stdout, "%s\n", b)
@@ -244,7 +249,7 @@ func Main(args []string, s launch.System, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
-	err = launch.Run(cfg, s)
+	err = launch.Run(cfg, f, s)
 	var child *launch.ChildExit
 	if errors.As(err, &child) {
 		return mirror(child.Status)

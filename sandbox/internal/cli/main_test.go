@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -67,7 +66,8 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	if spec, ok := os.LookupEnv(fakeEnv); ok {
-		os.Exit(Main(os.Args[1:], newFake(spec), os.Stdout, os.Stderr))
+		f := newFake(spec)
+		os.Exit(Main(os.Args[1:], f.facts(), f, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
 }
@@ -154,23 +154,29 @@ func (f *fake) UnshareMountNS() error {
 	}
 	return f.Host.UnshareMountNS()
 }
-func (f *fake) RunLayered(reportFD int) (syscall.WaitStatus, error) {
+func (f *fake) StartLayered(reportFD int) (launch.LayeredChild, error) {
 	if f.noLayer {
-		return 0, fmt.Errorf("%w: user namespaces are off in this test", launch.ErrLayerUnavailable)
+		return nil, fmt.Errorf("%w: user namespaces are off in this test", launch.ErrLayerUnavailable)
 	}
-	return f.Host.RunLayered(reportFD)
+	return f.Host.StartLayered(reportFD)
 }
-func (f *fake) WSLInterop() launch.Interop {
-	if f.interop != "" {
-		return f.interop
-	}
-	return launch.InteropUnknown
-}
-func (f *fake) OSRelease() string {
+
+// facts are the host's, with the release and WSL interop the spec names.
+func (f *fake) facts() launch.Facts {
+	facts := launch.ReadFacts()
+	facts.Release = "6.99.0-test"
 	if f.release != "" {
-		return f.release
+		facts.Release = f.release
 	}
-	return "6.99.0-test"
+	facts.WSL = launch.DetectWSL(facts.Release)
+	facts.Interop = launch.InteropDisabled
+	if facts.WSL == launch.WSL2 {
+		facts.Interop = launch.InteropUnknown
+		if f.interop != "" {
+			facts.Interop = f.interop
+		}
+	}
+	return facts
 }
 
 type result struct {
@@ -216,7 +222,7 @@ func confine(t *testing.T, spec string, args ...string) result {
 func requireLandlock(t *testing.T) {
 	t.Helper()
 	// landlock.Query, not launch.Probe: Probe starts /proc/self/exe, which here is this test binary.
-	if st, err := landlock.Query(landlock.Kernel{}); err != nil || st.ABI < 1 {
+	if st, err := landlock.Query(landlock.Host{}); err != nil || st.ABI < 1 {
 		t.Skipf("needs Landlock on the host kernel: %s (%v)", st.State, err)
 	}
 }

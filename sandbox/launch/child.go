@@ -1,0 +1,397 @@
+package launch
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/confine-dev/confine/sandbox/landlock"
+	"github.com/confine-dev/confine/sandbox/pathfd"
+	"github.com/confine-dev/confine/sandbox/report"
+)
+
+// A layered child is this binary started again in new user and mount namespaces, the way runc starts its init
+// process. It is entered only through layerEnv, and it parses no argv and opens no path. The parent starts it
+// first and opens every root through the child's root directory (/proc/PID/root), so that each validated
+// descriptor already lies on the child's own mounts, where open_tree and move_mount accept it (a mount of
+// another namespace is EINVAL: may_copy_tree, fs/namespace.c). It then hands the child the plan, a Handoff,
+// with those descriptors. The child builds the mount layer on them and runs the same tail as the launcher
+// (confineAndExec), with the Landlock rules on the same descriptors. Its descriptors:
+//
+//	3  the handoff socket (AF_UNIX stream): an 8-byte little-endian length with the rules' descriptors
+//	   (SCM_RIGHTS, in Handoff.Rules order), then that many bytes of JSON
+//	4  the sync pipe: close-on-exec, so EOF tells the parent the command was executed; a failure before that
+//	   is one syncMsg and exit 125
+//	5  the report descriptor, when there is one (Handoff.ReportFD)
+const (
+	handoffFD = 3
+	syncFD    = 4
+	reportFD  = 5
+)
+
+// maxRules is how many descriptors one SCM_RIGHTS message carries (SCM_MAX_FD, include/net/scm.h).
+const maxRules = 253
+
+// layerEnv carries the parent's mount namespace ("mnt:[4026531832]") to the child. The child acts on it only
+// when its own mount namespace differs from that one and that one is its parent's, so setting it by hand does
+// nothing but refuse.
+const layerEnv = "CONFINE_INTERNAL_MOUNT_LAYER"
+
+// Handoff is the plan as a layered child receives it: everything decided, with the guard chosen.
+type Handoff struct {
+	Path     string            `json:"path"` // the command, resolved
+	Argv     []string          `json:"argv"`
+	Env      []string          `json:"env"`
+	Handled  landlock.Access   `json:"handled"`
+	Rules    []HandoffRule     `json:"rules"`
+	Filter   []unix.SockFilter `json:"filter"`    // the seccomp program
+	ReportFD int               `json:"report_fd"` // the report's descriptor in the child, or -1
+	Report   *report.Report    `json:"report"`    // written to ReportFD just before execve
+
+	fds []int // the parent's descriptor of each rule
+}
+
+// HandoffRule is one path-beneath rule; its descriptor travels beside the JSON, in the same order.
+type HandoffRule struct {
+	Path     string `json:"path"`
+	Dir      bool   `json:"dir"`      // from fstat on the descriptor, in the parent
+	Writable bool   `json:"writable"` // gets a writable clone in the mount layer
+}
+
+// handoff is p, guarded by prog, as a layered child receives it.
+func (p *plan) handoff(prog []unix.SockFilter, hasReport bool) *Handoff {
+	h := &Handoff{Path: p.path, Argv: p.argv, Env: p.env, Handled: p.handled, Filter: prog, ReportFD: -1,
+		Report: p.rep}
+	if hasReport {
+		h.ReportFD = reportFD
+	}
+	writable := map[int]bool{}
+	for _, r := range p.writable {
+		writable[r.FD] = true
+	}
+	for _, r := range p.rules {
+		h.Rules = append(h.Rules, HandoffRule{Path: r.Path, Dir: r.Dir, Writable: writable[r.FD]})
+		h.fds = append(h.fds, r.FD)
+	}
+	return h
+}
+
+// syncMsg is what a layered child says on the sync pipe when it stops before execve.
+type syncMsg struct {
+	Layer  string        `json:"layer,omitempty"`  // the mount layer could not be built: the parent falls back
+	Reason report.Reason `json:"reason,omitempty"` // a refusal: the parent reports it
+	Exec   int           `json:"exec,omitempty"`   // execve failed with this exit status (the report is written)
+	Error  string        `json:"error"`
+}
+
+// LayeredChild is a layered child that waits for its plan.
+type LayeredChild interface {
+	// Root is an O_PATH descriptor of the child's root directory, in its mount namespace.
+	Root() int
+	// Run hands h to the child, forwards signals to it and waits. It returns ErrLayerUnavailable (wrapped)
+	// when the child could not build the layer, a *report.Refusal or *ExecError when it stopped before the
+	// command ran (nothing ran then), else the child's wait status.
+	Run(h *Handoff) (syscall.WaitStatus, error)
+	// Abort ends a child that will not be handed a plan.
+	Abort()
+}
+
+// layered is the parent's side of a LayeredChild.
+type layered struct {
+	pid, root, sock, sync int
+	reportFD              int // ours, or -1
+	sigs                  chan os.Signal
+}
+
+// startLayered starts the layered child, which waits for its Handoff. Signals are caught from here on: they
+// are forwarded once the command runs, and delivered again to this process if it never does. Any error wraps
+// ErrLayerUnavailable: the caller goes on without the layer.
+func startLayered(reportFD int) (LayeredChild, error) {
+	ns, err := os.Readlink("/proc/self/ns/mnt")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrLayerUnavailable, err)
+	}
+	sock, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%w: socketpair: %v", ErrLayerUnavailable, err)
+	}
+	var sync [2]int
+	if err := unix.Pipe2(sync[:], unix.O_CLOEXEC); err != nil {
+		unix.Close(sock[0])
+		unix.Close(sock[1])
+		return nil, fmt.Errorf("%w: pipe2: %v", ErrLayerUnavailable, err)
+	}
+	files := []uintptr{0, 1, 2, uintptr(sock[1]), uintptr(sync[1])}
+	if reportFD >= 0 {
+		files = append(files, uintptr(reportFD))
+	}
+	c := &layered{sock: sock[0], sync: sync[0], root: -1, reportFD: reportFD, sigs: make(chan os.Signal, 8)}
+	signal.Notify(c.sigs, forwarded...)
+	c.pid, err = syscall.ForkExec("/proc/self/exe", []string{os.Args[0]}, &syscall.ProcAttr{
+		Env: append(os.Environ(), layerEnv+"="+ns), Files: files, Sys: layerAttr()})
+	unix.Close(sock[1])
+	unix.Close(sync[1])
+	if err != nil {
+		c.pid = 0
+		c.Abort()
+		return nil, fmt.Errorf("%w: starting the layered child: %v", ErrLayerUnavailable, err)
+	}
+	c.root, err = unix.Open("/proc/"+strconv.Itoa(c.pid)+"/root", unix.O_PATH|unix.O_CLOEXEC|unix.O_DIRECTORY, 0)
+	if err != nil {
+		c.Abort()
+		return nil, fmt.Errorf("%w: opening the layered child's root: %v", ErrLayerUnavailable, err)
+	}
+	return c, nil
+}
+
+func (c *layered) Root() int { return c.root }
+
+func (c *layered) Abort() {
+	for _, fd := range []int{c.sock, c.sync, c.root} {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
+	}
+	c.sock, c.sync, c.root = -1, -1, -1
+	if c.pid > 0 {
+		unix.Kill(c.pid, unix.SIGKILL)
+		var ws syscall.WaitStatus
+		wait(c.pid, &ws)
+		c.pid = 0
+	}
+	signal.Stop(c.sigs)
+	redeliver(c.sigs)
+}
+
+func (c *layered) Run(h *Handoff) (syscall.WaitStatus, error) {
+	if err := c.send(h); err != nil {
+		c.Abort()
+		return 0, fmt.Errorf("%w: handing the plan to the layered child: %v", ErrLayerUnavailable, err)
+	}
+	said, _ := io.ReadAll(fdReader(c.sync)) // EOF once the command is executed (close-on-exec there)
+	if len(said) > 0 {
+		var ws syscall.WaitStatus
+		wait(c.pid, &ws)
+		c.pid = 0
+		c.Abort()
+		return 0, childError(said, ws)
+	}
+	for _, fd := range []int{c.sock, c.sync, c.root} {
+		unix.Close(fd)
+	}
+	if c.reportFD >= 0 {
+		unix.Close(c.reportFD) // the child wrote the report; a reader sees EOF when the command closes it
+	}
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case s := <-c.sigs:
+				unix.Kill(c.pid, s.(syscall.Signal))
+			case <-done:
+				return
+			}
+		}
+	}()
+	var ws syscall.WaitStatus
+	err := wait(c.pid, &ws)
+	close(done)
+	signal.Stop(c.sigs)
+	return ws, err
+}
+
+// send writes h to the handoff socket: its length and the rules' descriptors, then its JSON.
+func (c *layered) send(h *Handoff) error {
+	if len(h.fds) > maxRules {
+		return fmt.Errorf("%d roots: at most %d", len(h.fds), maxRules)
+	}
+	msg, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	head := binary.LittleEndian.AppendUint64(nil, uint64(len(msg)))
+	if err := unix.Sendmsg(c.sock, head, unix.UnixRights(h.fds...), nil, 0); err != nil {
+		return fmt.Errorf("sendmsg: %w", err)
+	}
+	if err := writeAll(c.sock, msg); err != nil {
+		return err
+	}
+	return unix.Shutdown(c.sock, unix.SHUT_WR)
+}
+
+// receive reads the Handoff from the handoff socket, with the rules' descriptors.
+func receive() (*Handoff, []int, error) {
+	head := make([]byte, 8)
+	oob := make([]byte, unix.CmsgSpace(maxRules*4))
+	n, oobn, _, _, err := unix.Recvmsg(handoffFD, head, oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return nil, nil, fmt.Errorf("recvmsg: %w", err)
+	}
+	var fds []int
+	cmsgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, m := range cmsgs {
+		more, err := unix.ParseUnixRights(&m)
+		if err != nil {
+			return nil, nil, err
+		}
+		fds = append(fds, more...)
+	}
+	if _, err := io.ReadFull(fdReader(handoffFD), head[n:]); err != nil {
+		return nil, nil, fmt.Errorf("reading the handoff's length: %w", err)
+	}
+	msg := make([]byte, binary.LittleEndian.Uint64(head))
+	if _, err := io.ReadFull(fdReader(handoffFD), msg); err != nil {
+		return nil, nil, fmt.Errorf("reading the handoff: %w", err)
+	}
+	var h Handoff
+	if err := json.Unmarshal(msg, &h); err != nil {
+		return nil, nil, err
+	}
+	if len(fds) != len(h.Rules) || len(h.Argv) == 0 || h.Report == nil {
+		return nil, nil, fmt.Errorf("malformed: %d descriptors for %d rules", len(fds), len(h.Rules))
+	}
+	return &h, fds, nil
+}
+
+// forwarded are the signals the parent passes on to the child. Job-control stops are left to the terminal,
+// which sends them to the whole foreground process group, child included.
+var forwarded = []os.Signal{unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2,
+	unix.SIGWINCH, unix.SIGALRM, unix.SIGCONT}
+
+// redeliver sends each signal caught before anything ran (on the way to a fallback) to this process again,
+// with its default action back in place.
+func redeliver(sigs chan os.Signal) {
+	for {
+		select {
+		case s := <-sigs:
+			unix.Kill(unix.Getpid(), s.(syscall.Signal))
+		default:
+			return
+		}
+	}
+}
+
+// wait reaps pid (wait4), retrying EINTR.
+func wait(pid int, ws *syscall.WaitStatus) error {
+	for {
+		_, err := syscall.Wait4(pid, ws, 0, nil)
+		if err != syscall.EINTR {
+			return err
+		}
+	}
+}
+
+// childError is what a child that stopped before execve said: a refusal, an exec failure, or a layer that could
+// not be built (ErrLayerUnavailable, so the caller falls back).
+func childError(said []byte, ws syscall.WaitStatus) error {
+	var m syncMsg
+	switch {
+	case json.Unmarshal(said, &m) != nil:
+		return report.Refuse(report.Internal, "the layered child said %q (%v)", said, ws)
+	case m.Layer != "":
+		return fmt.Errorf("%w: %s", ErrLayerUnavailable, m.Layer)
+	case m.Exec != 0:
+		return &ExecError{Status: m.Exec, Err: errors.New(m.Error)}
+	}
+	return &report.Refusal{Reason: m.Reason, Err: errors.New(m.Error)}
+}
+
+// fdReader reads a raw descriptor without handing it to an *os.File (whose finalizer would close it).
+type fdReader int
+
+func (r fdReader) Read(b []byte) (int, error) {
+	for {
+		n, err := unix.Read(int(r), b)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return 0, err
+		case n == 0:
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+// IsLayerChild says whether this process was started as a layered child.
+func IsLayerChild() bool {
+	_, ok := os.LookupEnv(layerEnv)
+	return ok
+}
+
+// RunChild is a layered child's whole life: check that it is one, read the Handoff, build the mount layer on
+// the descriptors it was given, and run the shared tail. It returns only on failure, after telling the parent
+// on the sync pipe; the caller exits 125. Nothing ran.
+func RunChild(s System) error {
+	runtime.LockOSThread()
+	if err := checkLayerChild(); err != nil {
+		return report.Refuse(report.Internal, "%v", err) // not our child: fd 4 is not a sync pipe
+	}
+	err := runChild(s)
+	var m syncMsg
+	var ee *ExecError
+	switch {
+	case errors.Is(err, ErrLayerUnavailable):
+		m.Layer = err.Error()
+	case errors.As(err, &ee):
+		m.Exec = ee.Status
+	default:
+		m.Reason = report.ReasonOf(err)
+	}
+	m.Error = err.Error()
+	b, _ := json.Marshal(m)
+	writeAll(syncFD, b)
+	return err
+}
+
+func runChild(s System) error {
+	h, fds, err := receive()
+	if err != nil {
+		return report.Refuse(report.Internal, "the handoff: %v", err)
+	}
+	unix.Close(handoffFD)
+	rules := make([]landlock.Rule, len(h.Rules))
+	var writable []*pathfd.Root
+	for i, r := range h.Rules {
+		rules[i] = landlock.Rule{Path: r.Path, FD: fds[i], Dir: r.Dir}
+		if r.Writable {
+			writable = append(writable, &pathfd.Root{Path: r.Path, FD: fds[i]})
+		}
+	}
+	if _, err := s.BuildMountLayer(writable); err != nil {
+		return fmt.Errorf("%w: %v", ErrLayerUnavailable, err)
+	}
+	last := &final{handled: h.Handled, rules: rules, prog: h.Filter, path: h.Path, argv: h.Argv, env: h.Env,
+		rep: h.Report, reportFD: h.ReportFD}
+	return last.confineAndExec(s)
+}
+
+// checkLayerChild verifies that this process is a layered child of confine: its mount namespace is new, and
+// the one named in layerEnv is its parent's.
+func checkLayerChild() error {
+	parentNS := os.Getenv(layerEnv)
+	os.Unsetenv(layerEnv) // the command never sees it
+	own, _ := os.Readlink("/proc/self/ns/mnt")
+	ppidNS, _ := os.Readlink("/proc/" + strconv.Itoa(os.Getppid()) + "/ns/mnt")
+	// As root the parent's namespace is readable and must be the one named: a forged variable in the host's
+	// namespace must never lead to remounting it read-only. A non-root child sits in a new user namespace and
+	// cannot read its parent's; a non-root process that forged the variable could not mount anything anyway.
+	parentOK := ppidNS == parentNS || (os.Geteuid() != 0 && ppidNS == "")
+	if own == "" || own == parentNS || !parentOK {
+		return fmt.Errorf("%s is set, but this is not a layered child of confine", layerEnv)
+	}
+	return nil
+}

@@ -1,0 +1,268 @@
+package launch
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/confine-dev/confine/sandbox/landlock"
+	"github.com/confine-dev/confine/sandbox/pathfd"
+	"github.com/confine-dev/confine/sandbox/report"
+	"github.com/confine-dev/confine/sandbox/seccomp"
+)
+
+// A plan is everything decided before anything is restricted. The first process makes it once; a layered
+// child receives it as a Handoff and never parses argv or opens a path again. Its roots are O_PATH descriptors
+// opened once and validated; the Landlock rules and the mount layer use exactly those descriptors.
+type plan struct {
+	abi      int
+	wsl      WSL
+	euid     int
+	handled  landlock.Access
+	roots    []*pathfd.Root // every root opened, in Config order; closed by close
+	rules    []landlock.Rule
+	writable []*pathfd.Root // the roots the mount layer keeps writable
+	path     string         // the command, resolved through PATH
+	argv     []string
+	env      []string
+	rep      *report.Report
+	notes    []string // warnings from opening the roots
+}
+
+func (p *plan) close() {
+	for _, r := range p.roots {
+		r.Close()
+	}
+}
+
+// makePlan negotiates the backend and the ABI, filling rep, without restricting anything. The roots are
+// opened next (open), once the strategy has chosen in which mount namespace; the metadata guard, and with it
+// the seccomp program, is chosen last (guard). The error is a *report.Refusal.
+func makePlan(cfg Config, f Facts, s System, rep *report.Report) (*plan, error) {
+	switch {
+	case f.WSL == WSL1:
+		return nil, report.Refuse(report.WSL1, "WSL1 is not a Linux kernel and has no Landlock: use WSL2")
+	case f.WSL == WSL2 && f.Interop != InteropDisabled:
+		return nil, report.Refuse(report.WSL2Interop, "WSL2 Windows interop is %s: an .exe would run outside "+
+			"the sandbox; set [interop] enabled=false in /etc/wsl.conf and restart WSL", f.Interop)
+	case cfg.Backend == Bwrap:
+		return nil, report.Refuse(report.BackendUnavailable, "the bwrap backend is not in this build")
+	}
+	st, err := landlock.Query(s)
+	if err != nil {
+		return nil, &report.Refusal{Reason: report.Internal, Err: err}
+	}
+	rep.Landlock, rep.ABI, rep.Errata = string(st.State), st.ABI, st.Errata
+	switch st.State {
+	case landlock.Absent:
+		return nil, report.Refuse(report.LandlockAbsent,
+			"Landlock is absent (ENOSYS: kernel %s was built without it) and no fallback backend can enforce %s",
+			f.Release, cfg.Mode)
+	case landlock.Disabled:
+		return nil, report.Refuse(report.LandlockDisabled,
+			"Landlock is disabled (EOPNOTSUPP: built in but not in lsm=) and no fallback backend can enforce %s",
+			cfg.Mode)
+	}
+	rep.Backend = string(Landlock)
+	p := &plan{abi: st.ABI, wsl: f.WSL, euid: f.EUID, handled: landlock.HandledWrites(st.ABI), argv: cfg.Argv,
+		env: environ(f.WSL), rep: rep}
+	rep.Handled = p.handled.Names()
+	return p, nil
+}
+
+// guard fixes how metadata changes outside the writable roots are stopped, and with it the seccomp program
+// and the report's metadata, seccomp and warnings. why says why the mount layer is missing, if it is.
+func (p *plan) guard(metadata Metadata, why error) ([]unix.SockFilter, error) {
+	pol := policy(p.abi, metadata)
+	prog, err := pol.Program()
+	if err != nil {
+		return nil, report.Refuse(report.Seccomp, "%v", err)
+	}
+	p.rep.Metadata, p.rep.Seccomp = string(metadata), pol.Denied()
+	p.rep.Warnings = append(append([]string{}, warnings(p.abi, p.wsl, metadata)...), p.notes...)
+	if why != nil {
+		p.rep.Warnings = append(p.rep.Warnings, fmt.Sprintf("%v: metadata is denied everywhere instead", why))
+	}
+	return prog, nil
+}
+
+// policy is the seccomp filter for an ABI: with the mount layer, read-only mounts already stop metadata
+// changes and truncate(2) outside, so only what no mount can stop is denied.
+func policy(abi int, metadata Metadata) seccomp.Policy {
+	if metadata == MetadataMountLayer {
+		return seccomp.Policy{}
+	}
+	return seccomp.Policy{Metadata: true, DenyTruncate: abi < 3}
+}
+
+// A rootSpec is one root a Config asks for.
+type rootSpec struct {
+	path     string
+	required bool // given by the user: it must exist
+	grant    bool // writable (the worktree in read-only mode is validated but not writable)
+}
+
+func (cfg Config) roots() []rootSpec {
+	var roots []rootSpec
+	if cfg.Worktree != "" {
+		roots = append(roots, rootSpec{cfg.Worktree, true, cfg.Mode == WorkspaceWrite})
+	}
+	for _, a := range cfg.Allow {
+		roots = append(roots, rootSpec{a, true, true})
+	}
+	defaults := defaultRoots
+	if cfg.TTY {
+		defaults = append(append([]string{}, defaultRoots...), ttyRoots...)
+	}
+	for _, d := range defaults {
+		roots = append(roots, rootSpec{d, false, true})
+	}
+	return roots
+}
+
+// open opens every root once, in the mount namespace whose root directory is root (pathfd.Here: ours),
+// records its rule, and resolves the command. User-given roots must exist; a missing default root is a warning.
+// The error is a *report.Refusal or an *ExecError.
+func (p *plan) open(cfg Config, root int) error {
+	for _, want := range cfg.roots() {
+		r, err := pathfd.OpenIn(root, want.path)
+		if err != nil {
+			if want.required {
+				return &report.Refusal{Reason: report.BadRoot, Err: err}
+			}
+			p.notes = append(p.notes, fmt.Sprintf("no rule for default root %s: %v", want.path, err))
+			continue
+		}
+		p.roots = append(p.roots, r)
+		if want.required {
+			if err := userRootAllowed(r, want.path == cfg.Worktree); err != nil {
+				return &report.Refusal{Reason: report.BadRoot, Err: err}
+			}
+		}
+		if !want.grant {
+			continue
+		}
+		dir := r.Kind == pathfd.Dir
+		p.rules = append(p.rules, landlock.Rule{Path: r.Path, FD: r.FD, Dir: dir})
+		typ := "file"
+		if dir {
+			typ = "dir"
+		}
+		p.rep.Rules = append(p.rep.Rules, report.Rule{Path: r.Path, Type: typ,
+			Rights: landlock.RuleRights(p.handled, dir).Names()})
+		if needsWritableMount(r) {
+			p.writable = append(p.writable, r)
+		}
+	}
+	var err error
+	p.path, err = lookPath(cfg.Argv[0])
+	return err
+}
+
+// kernelTrees hold kernel and device state, not files: no user-given root may be one of them or inside one.
+var kernelTrees = []string{"/proc", "/sys", "/dev"}
+
+// userRootAllowed refuses a user-given root in a kernel tree, except a character device given with --allow
+// (say /dev/kvm), and a worktree that is not a directory.
+func userRootAllowed(r *pathfd.Root, worktree bool) error {
+	if worktree && r.Kind != pathfd.Dir {
+		return fmt.Errorf("%w: --worktree %s is not a directory", pathfd.ErrBadPath, r.Path)
+	}
+	for _, t := range kernelTrees {
+		if (r.Path == t || strings.HasPrefix(r.Path, t+"/")) && !(r.Kind == pathfd.CharDev && !worktree) {
+			return fmt.Errorf("%w: %s is in %s, which holds kernel state, not files", pathfd.ErrBadPath, r.Path, t)
+		}
+	}
+	return nil
+}
+
+// warnings says what an ABI and the metadata mechanism leave undone or change.
+func warnings(abi int, wsl WSL, metadata Metadata) []string {
+	var w []string
+	if metadata == MetadataSeccomp {
+		w = append(w, "metadata (chmod, chown, utimes, xattrs, inode flags) cannot be changed anywhere, "+
+			"including inside the writable roots: Landlock has no right for it, so seccomp denies it (EPERM)")
+		if abi < 3 {
+			w = append(w, fmt.Sprintf("ABI %d: truncate(2) by path is denied everywhere by seccomp (TRUNCATE "+
+				"needs ABI 3, kernel %s)", abi, landlock.FirstKernel(3)))
+		}
+	}
+	if abi < 2 {
+		w = append(w, fmt.Sprintf("ABI %d: cross-directory rename and link inside the worktree will fail with "+
+			"EXDEV (REFER needs ABI 2, kernel %s)", abi, landlock.FirstKernel(2)))
+	}
+	if abi < 5 {
+		w = append(w, fmt.Sprintf("ABI %d: ioctls on devices opened before confinement are not handled "+
+			"(IOCTL_DEV needs ABI 5, kernel %s)", abi, landlock.FirstKernel(5)))
+	}
+	if wsl == WSL2 {
+		w = append(w, "WSL2: interop is disabled; WSL_INTEROP is also removed from the environment")
+	}
+	return w
+}
+
+// environ is the command's environment. On WSL2 it drops WSL_INTEROP, the socket through which a process
+// asks the Windows side to start .exe files.
+func environ(wsl WSL) []string {
+	env := os.Environ()
+	if wsl != WSL2 {
+		return env
+	}
+	out := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "WSL_INTEROP=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// lookPath resolves name as a shell would: a name with a slash is that file; otherwise the first executable
+// regular file in $PATH (default /usr/local/bin:/usr/bin:/bin). It returns an *ExecError with 127 when
+// nothing is found, and 126 when only non-executable candidates exist.
+func lookPath(name string) (string, error) {
+	if strings.Contains(name, "/") {
+		abs, err := filepath.Abs(name)
+		if err != nil {
+			return "", &ExecError{Status: ExitCannotExec, Err: err}
+		}
+		var st unix.Stat_t
+		switch {
+		case unix.Stat(abs, &st) != nil:
+			return "", &ExecError{Status: ExitNotFound, Err: fmt.Errorf("%s: no such file", name)}
+		case st.Mode&unix.S_IFMT == unix.S_IFDIR || unix.Access(abs, unix.X_OK) != nil:
+			return "", &ExecError{Status: ExitCannotExec, Err: fmt.Errorf("%s: permission denied", name)}
+		}
+		return abs, nil
+	}
+	dirs := os.Getenv("PATH")
+	if dirs == "" {
+		dirs = "/usr/local/bin:/usr/bin:/bin"
+	}
+	denied := false
+	for _, dir := range filepath.SplitList(dirs) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, name)
+		var st unix.Stat_t
+		if unix.Stat(p, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+			continue
+		}
+		if unix.Access(p, unix.X_OK) != nil {
+			denied = true
+			continue
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		return p, nil
+	}
+	if denied {
+		return "", &ExecError{Status: ExitCannotExec, Err: fmt.Errorf("%s: permission denied", name)}
+	}
+	return "", &ExecError{Status: ExitNotFound, Err: fmt.Errorf("%s: command not found", name)}
+}
