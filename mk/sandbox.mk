@@ -7,8 +7,9 @@ GOTESTSUM := go run gotest.tools/gotestsum@v1.13.0
 confine: ## build the launcher for the host into out/confine (static, stripped)
 	cd sandbox && CGO_ENABLED=0 go build -trimpath -ldflags='-s -w -buildid=' -o $(CONFINE) ./cmd/confine
 
-sandbox-test: ## launcher unit tests and host-kernel integration tests (skips are counted and say why)
+sandbox-test: confine ## launcher unit tests and host-kernel integration tests, as root and as nobody (skips are counted and say why)
 	cd sandbox && $(GOTESTSUM) --format testname -- -count=1 ./...
+	scripts/sandbox-test-nobody.sh $(CONFINE)
 	cd sandbox && go vet ./... && go vet -tags wsl2 ./... && GOARCH=arm64 go vet ./...
 
 sandbox-fuzz: ## fuzz the flag parser (FUZZTIME, default 60s)

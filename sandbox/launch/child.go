@@ -2,7 +2,6 @@ package launch
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"os/signal"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -28,7 +28,7 @@ import (
 // (confineAndExec), with the Landlock rules on the same descriptors. Its descriptors:
 //
 //	3  the handoff socket (AF_UNIX stream): an 8-byte little-endian length with the rules' descriptors
-//	   (SCM_RIGHTS, in Handoff.Rules order), then that many bytes of JSON
+//	   (SCM_RIGHTS, in Handoff.Rules order), then that many bytes of the Handoff (wire.go)
 //	4  the sync pipe: close-on-exec, so EOF tells the parent the command was executed; a failure before that
 //	   is one syncMsg and exit 125
 //	5  the report descriptor, when there is one (Handoff.ReportFD)
@@ -48,29 +48,30 @@ const layerEnv = "CONFINE_INTERNAL_MOUNT_LAYER"
 
 // Handoff is the plan as a layered child receives it: everything decided, with the guard chosen.
 type Handoff struct {
-	Path     string            `json:"path"` // the command, resolved
-	Argv     []string          `json:"argv"`
-	Env      []string          `json:"env"`
-	Handled  landlock.Access   `json:"handled"`
-	Rules    []HandoffRule     `json:"rules"`
-	Filter   []unix.SockFilter `json:"filter"`    // the seccomp program
-	ReportFD int               `json:"report_fd"` // the report's descriptor in the child, or -1
-	Report   *report.Report    `json:"report"`    // written to ReportFD just before execve
+	Path     string // the command, resolved
+	Argv     []string
+	Env      []string
+	Handled  landlock.Access
+	Rules    []HandoffRule
+	Filter   []unix.SockFilter // the seccomp program
+	ReportFD int               // the report's descriptor in the child, or -1
+	Report   []byte            // the report, outcome "exec", written to ReportFD just before execve
 
 	fds []int // the parent's descriptor of each rule
 }
 
-// HandoffRule is one path-beneath rule; its descriptor travels beside the JSON, in the same order.
+// HandoffRule is one path-beneath rule; its descriptor travels beside the Handoff, in the same order.
 type HandoffRule struct {
-	Path     string `json:"path"`
-	Dir      bool   `json:"dir"`      // from fstat on the descriptor, in the parent
-	Writable bool   `json:"writable"` // gets a writable clone in the mount layer
+	Path     string
+	Dir      bool // from fstat on the descriptor, in the parent
+	Writable bool // gets a writable clone in the mount layer
 }
 
 // handoff is p, guarded by prog, as a layered child receives it.
 func (p *plan) handoff(prog []unix.SockFilter, hasReport bool) *Handoff {
+	p.rep.Outcome, p.rep.Command = "exec", append([]string{p.path}, p.argv[1:]...)
 	h := &Handoff{Path: p.path, Argv: p.argv, Env: p.env, Handled: p.handled, Filter: prog, ReportFD: -1,
-		Report: p.rep}
+		Report: p.rep.Marshal()}
 	if hasReport {
 		h.ReportFD = reportFD
 	}
@@ -85,12 +86,76 @@ func (p *plan) handoff(prog []unix.SockFilter, hasReport bool) *Handoff {
 	return h
 }
 
+func (h *Handoff) marshal() []byte {
+	var e encoder
+	e.str(h.Path)
+	e.strs(h.Argv)
+	e.strs(h.Env)
+	e.num(uint64(h.Handled))
+	e.num(uint64(len(h.Rules)))
+	for _, r := range h.Rules {
+		e.str(r.Path)
+		e.num(uint64(flag(r.Dir) | flag(r.Writable)<<1))
+	}
+	e.num(uint64(len(h.Filter)))
+	for _, in := range h.Filter {
+		e.num(uint64(in.Code) | uint64(in.Jt)<<16 | uint64(in.Jf)<<24 | uint64(in.K)<<32)
+	}
+	e.num(uint64(int64(h.ReportFD)))
+	e.bytes(h.Report)
+	return e.b
+}
+
+func unmarshalHandoff(b []byte) (*Handoff, error) {
+	d := decoder{b: b}
+	h := &Handoff{Path: d.str(), Argv: d.strs(), Env: d.strs(), Handled: landlock.Access(d.num())}
+	h.Rules = make([]HandoffRule, d.count())
+	for i := range h.Rules {
+		h.Rules[i].Path = d.str()
+		f := d.num()
+		h.Rules[i].Dir, h.Rules[i].Writable = f&1 != 0, f&2 != 0
+	}
+	h.Filter = make([]unix.SockFilter, d.count())
+	for i := range h.Filter {
+		v := d.num()
+		h.Filter[i] = unix.SockFilter{Code: uint16(v), Jt: uint8(v >> 16), Jf: uint8(v >> 24), K: uint32(v >> 32)}
+	}
+	h.ReportFD = int(int64(d.num()))
+	h.Report = d.bytes()
+	if d.err == nil && len(d.b) > 0 {
+		d.err = errShort
+	}
+	return h, d.err
+}
+
+func flag(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // syncMsg is what a layered child says on the sync pipe when it stops before execve.
 type syncMsg struct {
-	Layer  string        `json:"layer,omitempty"`  // the mount layer could not be built: the parent falls back
-	Reason report.Reason `json:"reason,omitempty"` // a refusal: the parent reports it
-	Exec   int           `json:"exec,omitempty"`   // execve failed with this exit status (the report is written)
-	Error  string        `json:"error"`
+	Layer  bool          // the mount layer could not be built: the parent falls back
+	Reason report.Reason // a refusal: the parent reports it
+	Exec   int           // execve failed with this exit status (the report is written)
+	Error  string
+}
+
+func (m syncMsg) marshal() []byte {
+	var e encoder
+	e.num(uint64(flag(m.Layer)))
+	e.str(string(m.Reason))
+	e.num(uint64(m.Exec))
+	e.str(m.Error)
+	return e.b
+}
+
+func unmarshalSync(b []byte) (syncMsg, error) {
+	d := decoder{b: b}
+	m := syncMsg{Layer: d.num() != 0, Reason: report.Reason(d.str()), Exec: int(d.num()), Error: d.str()}
+	return m, d.err
 }
 
 // LayeredChild is a layered child that waits for its plan.
@@ -214,10 +279,7 @@ func (c *layered) send(h *Handoff) error {
 	if len(h.fds) > maxRules {
 		return fmt.Errorf("%d roots: at most %d", len(h.fds), maxRules)
 	}
-	msg, err := json.Marshal(h)
-	if err != nil {
-		return err
-	}
+	msg := h.marshal()
 	head := binary.LittleEndian.AppendUint64(nil, uint64(len(msg)))
 	if err := unix.Sendmsg(c.sock, head, unix.UnixRights(h.fds...), nil, 0); err != nil {
 		return fmt.Errorf("sendmsg: %w", err)
@@ -255,14 +317,14 @@ func receive() (*Handoff, []int, error) {
 	if _, err := io.ReadFull(fdReader(handoffFD), msg); err != nil {
 		return nil, nil, fmt.Errorf("reading the handoff: %w", err)
 	}
-	var h Handoff
-	if err := json.Unmarshal(msg, &h); err != nil {
+	h, err := unmarshalHandoff(msg)
+	if err != nil {
 		return nil, nil, err
 	}
-	if len(fds) != len(h.Rules) || len(h.Argv) == 0 || h.Report == nil {
+	if len(fds) != len(h.Rules) || len(h.Argv) == 0 {
 		return nil, nil, fmt.Errorf("malformed: %d descriptors for %d rules", len(fds), len(h.Rules))
 	}
-	return &h, fds, nil
+	return h, fds, nil
 }
 
 // forwarded are the signals the parent passes on to the child. Job-control stops are left to the terminal,
@@ -296,12 +358,12 @@ func wait(pid int, ws *syscall.WaitStatus) error {
 // childError is what a child that stopped before execve said: a refusal, an exec failure, or a layer that could
 // not be built (ErrLayerUnavailable, so the caller falls back).
 func childError(said []byte, ws syscall.WaitStatus) error {
-	var m syncMsg
+	m, err := unmarshalSync(said)
 	switch {
-	case json.Unmarshal(said, &m) != nil:
+	case err != nil:
 		return report.Refuse(report.Internal, "the layered child said %q (%v)", said, ws)
-	case m.Layer != "":
-		return fmt.Errorf("%w: %s", ErrLayerUnavailable, m.Layer)
+	case m.Layer:
+		return fmt.Errorf("%w: %s", ErrLayerUnavailable, strings.TrimPrefix(m.Error, ErrLayerUnavailable.Error()+": "))
 	case m.Exec != 0:
 		return &ExecError{Status: m.Exec, Err: errors.New(m.Error)}
 	}
@@ -345,15 +407,14 @@ func RunChild(s System) error {
 	var ee *ExecError
 	switch {
 	case errors.Is(err, ErrLayerUnavailable):
-		m.Layer = err.Error()
+		m.Layer = true
 	case errors.As(err, &ee):
 		m.Exec = ee.Status
 	default:
 		m.Reason = report.ReasonOf(err)
 	}
 	m.Error = err.Error()
-	b, _ := json.Marshal(m)
-	writeAll(syncFD, b)
+	writeAll(syncFD, m.marshal())
 	return err
 }
 
@@ -375,7 +436,7 @@ func runChild(s System) error {
 		return fmt.Errorf("%w: %v", ErrLayerUnavailable, err)
 	}
 	last := &final{handled: h.Handled, rules: rules, prog: h.Filter, path: h.Path, argv: h.Argv, env: h.Env,
-		rep: h.Report, reportFD: h.ReportFD}
+		reportJSON: h.Report, reportFD: h.ReportFD}
 	return last.confineAndExec(s)
 }
 

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -126,10 +125,20 @@ func layerAvailable() error {
 	if os.Getenv(probeEnv) != "" {
 		return fmt.Errorf("%w: already inside a layer probe", ErrLayerUnavailable)
 	}
-	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{"confine", "version"}, SysProcAttr: layerAttr(),
-		Env: append(os.Environ(), probeEnv+"=1")}
-	if err := cmd.Run(); err != nil {
+	null, err := unix.Open("/dev/null", unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
 		return fmt.Errorf("%w: %v", ErrLayerUnavailable, err)
+	}
+	defer unix.Close(null)
+	pid, err := syscall.ForkExec("/proc/self/exe", []string{"confine", "version"}, &syscall.ProcAttr{
+		Env: append(os.Environ(), probeEnv+"=1"), Files: []uintptr{uintptr(null), uintptr(null), uintptr(null)},
+		Sys: layerAttr()})
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrLayerUnavailable, err)
+	}
+	var ws syscall.WaitStatus
+	if err := wait(pid, &ws); err != nil || !ws.Exited() || ws.ExitStatus() != 0 {
+		return fmt.Errorf("%w: confine version in new namespaces: %v (%v)", ErrLayerUnavailable, ws, err)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -67,7 +68,7 @@ func Run(cfg Config, f Facts, s System) error {
 		if errors.As(err, &ee) {
 			rep.Reason = ee.reason()
 		}
-		writeReport(cfg.ReportFD, rep) // best effort: the refusal stands either way
+		writeReport(cfg.ReportFD, rep.Marshal()) // best effort: the refusal stands either way
 		return err
 	}
 	p, err := makePlan(cfg, f, s, rep)
@@ -140,16 +141,17 @@ func Run(cfg Config, f Facts, s System) error {
 // final is what the last step needs: the plan with its guard chosen. A layered child rebuilds it from its
 // Handoff.
 type final struct {
-	handled  landlock.Access
-	rules    []landlock.Rule
-	prog     []unix.SockFilter
-	path     string
-	argv     []string
-	env      []string
-	root     bool // the command runs as root: cut its capabilities
-	rep      *report.Report
-	reportFD int
-	reported bool // the report was written (and reportFD closed): a later failure is not reported again
+	handled    landlock.Access
+	rules      []landlock.Rule
+	prog       []unix.SockFilter
+	path       string
+	argv       []string
+	env        []string
+	root       bool           // the command runs as root: cut its capabilities
+	rep        *report.Report // the report, made final here; or, in a layered child, nil and
+	reportJSON []byte         // the report as the parent made it final
+	reportFD   int
+	reported   bool // the report was written (and reportFD closed): a later failure is not reported again
 }
 
 func (p *plan) final(prog []unix.SockFilter, reportFD int) *final {
@@ -174,10 +176,12 @@ func (c *final) confineAndExec(s System) error {
 		return report.Refuse(report.Seccomp, "seccomp(SET_MODE_FILTER): %v", err)
 	}
 	// From here on the thread is confined; a failure still runs nothing.
-	c.rep.Outcome = "exec"
-	c.rep.Command = append([]string{c.path}, c.argv[1:]...)
+	if c.rep != nil {
+		c.rep.Outcome, c.rep.Command = "exec", append([]string{c.path}, c.argv[1:]...)
+		c.reportJSON = c.rep.Marshal()
+	}
 	c.reported = true
-	if err := writeReport(c.reportFD, c.rep); err != nil {
+	if err := writeReport(c.reportFD, c.reportJSON); err != nil {
 		return report.Refuse(report.BadReportFD, "writing the report to --report-fd %d: %v", c.reportFD, err)
 	}
 	if err := cloexecFrom(3); err != nil {
@@ -191,13 +195,13 @@ func (c *final) confineAndExec(s System) error {
 	return &ExecError{Status: status, Err: fmt.Errorf("%s: %w", c.argv[0], err)}
 }
 
-// writeReport writes rep to fd (if >= 0) and closes fd, so the command does not inherit it.
-func writeReport(fd int, rep *report.Report) error {
+// writeReport writes a marshalled report to fd (if >= 0) and closes fd, so the command does not inherit it.
+func writeReport(fd int, b []byte) error {
 	if fd < 0 {
 		return nil
 	}
 	defer unix.Close(fd)
-	return writeAll(fd, rep.Marshal())
+	return writeAll(fd, b)
 }
 
 // writeAll writes b to fd, retrying short writes and EINTR.
@@ -227,8 +231,7 @@ func cloexecFrom(first int) error {
 		return err
 	}
 	for _, e := range entries {
-		var fd int
-		if _, err := fmt.Sscan(e.Name(), &fd); err == nil && fd >= first {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd >= first {
 			unix.CloseOnExec(fd)
 		}
 	}

@@ -4,7 +4,6 @@
 package report
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -29,7 +28,6 @@ const (
 	BackendUnavailable Reason = "backend-unavailable"
 	WSL1               Reason = "wsl1"
 	WSL2Interop        Reason = "wsl2-interop"
-	WrongOS            Reason = "wrong-os"
 	Ruleset            Reason = "ruleset"
 	Seccomp            Reason = "seccomp"
 	CommandNotFound    Reason = "command-not-found"      // exit 127
@@ -110,11 +108,42 @@ func (r *Report) Refused(err error) {
 
 // Marshal returns the report as one line of JSON with a trailing newline.
 func (r *Report) Marshal() []byte {
-	b, err := json.Marshal(r)
-	if err != nil { // only plain strings, ints and slices: cannot fail
-		panic("BUG(confine): report does not marshal: " + err.Error())
+	o := newObject()
+	o.str("schema", r.Schema)
+	o.str("outcome", r.Outcome)
+	if r.Reason != "" {
+		o.str("reason", string(r.Reason))
 	}
-	return append(b, '\n')
+	if r.Error != "" {
+		o.str("error", r.Error)
+	}
+	o.str("mode", r.Mode)
+	o.str("backend", r.Backend)
+	o.str("metadata", r.Metadata)
+	o.num("abi", r.ABI)
+	o.num("errata", r.Errata)
+	o.str("landlock", r.Landlock)
+	o.strs("handled", r.Handled)
+	if r.Rules == nil {
+		o.raw("rules", []byte("null"))
+	} else {
+		rules := []byte{'['}
+		for i, rule := range r.Rules {
+			if i > 0 {
+				rules = append(rules, ',')
+			}
+			ro := newObject()
+			ro.str("path", rule.Path)
+			ro.str("type", rule.Type)
+			ro.strs("rights", rule.Rights)
+			rules = append(rules, ro.end()...)
+		}
+		o.raw("rules", append(rules, ']'))
+	}
+	o.strs("seccomp", r.Seccomp)
+	o.strs("command", r.Command)
+	o.strs("warnings", r.Warnings)
+	return append(o.end(), '\n')
 }
 
 // Probe is the verdict of `confine probe --json`.
@@ -134,4 +163,29 @@ type Probe struct {
 	Seccomp     []string `json:"seccomp"`
 	Metadata    string   `json:"metadata"` // mount-layer where a user+mount namespace could be made, else seccomp-deny
 	Warnings    []string `json:"warnings"`
+}
+
+// Marshal returns the probe verdict as one line of JSON (without a trailing newline).
+func (p *Probe) Marshal() []byte {
+	o := newObject()
+	o.str("schema", p.Schema)
+	o.str("kernel", p.Kernel)
+	o.str("arch", p.Arch)
+	o.str("landlock", p.Landlock)
+	o.num("abi", p.ABI)
+	o.num("errata", p.Errata)
+	if p.Errno != "" {
+		o.str("errno", p.Errno)
+	}
+	o.str("auto_backend", p.AutoBackend)
+	o.str("auto_reason", p.AutoReason)
+	o.num("wsl", p.WSL)
+	if p.WSLInterop != "" {
+		o.str("wsl_interop", p.WSLInterop)
+	}
+	o.strs("handled", p.Handled)
+	o.strs("seccomp", p.Seccomp)
+	o.str("metadata", p.Metadata)
+	o.strs("warnings", p.Warnings)
+	return o.end()
 }

@@ -1,7 +1,7 @@
 //go:build !linux
 
 // Command confine runs a command whose writes are confined to its worktree. It needs Linux's Landlock; on any
-// other operating system it refuses (reason wrong-os, exit 125) and runs nothing.
+// other operating system it prints one line and exits 125, writing no report, and runs nothing.
 package main
 
 import (

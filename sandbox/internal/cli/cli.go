@@ -3,7 +3,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -242,8 +241,7 @@ func Main(args []string, f launch.Facts, s launch.System, stdout, stderr io.Writ
 	case Probe, ProbeJSON:
 		p := launch.Probe(f, s)
 		if kind == ProbeJSON {
-			b, _ := json.Marshal(p)
-			fmt.Fprintf(stdout, "%s\n", b)
+			fmt.Fprintf(stdout, "%s\n", p.Marshal())
 		} else {
 			printProbe(stdout, p)
 		}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/confine-dev/confine/sandbox/landlock"
 	"github.com/confine-dev/confine/sandbox/launch"
+	"github.com/confine-dev/confine/sandbox/pathfd"
 	"github.com/confine-dev/confine/sandbox/report"
 )
 
@@ -80,6 +82,7 @@ type fake struct {
 	release                         string
 	interop                         launch.Interop
 	noLayer                         bool
+	swap                            string // a root to swap for a symlink to swap+".outside" once it was opened
 }
 
 func errno(name string) error {
@@ -116,6 +119,8 @@ func newFake(spec string) *fake {
 			f.interop = launch.Interop(v)
 		case "layer":
 			f.noLayer = v == "off"
+		case "swap":
+			f.swap = v
 		}
 	}
 	return f
@@ -158,7 +163,44 @@ func (f *fake) StartLayered(reportFD int) (launch.LayeredChild, error) {
 	if f.noLayer {
 		return nil, fmt.Errorf("%w: user namespaces are off in this test", launch.ErrLayerUnavailable)
 	}
-	return f.Host.StartLayered(reportFD)
+	c, err := f.Host.StartLayered(reportFD)
+	if err != nil || f.swap == "" {
+		return c, err
+	}
+	return swapping{c, f}, nil
+}
+
+// swapping hands the plan over only after the fake swapped its root: the roots are open by then.
+type swapping struct {
+	launch.LayeredChild
+	f *fake
+}
+
+func (s swapping) Run(h *launch.Handoff) (syscall.WaitStatus, error) {
+	s.f.swapRoot()
+	return s.LayeredChild.Run(h)
+}
+
+func (f *fake) BuildMountLayer(roots []*pathfd.Root) (bool, error) {
+	f.swapRoot()
+	return f.Host.BuildMountLayer(roots)
+}
+
+// swapRoot renames the root f.swap to f.swap+".validated" and puts a symlink to f.swap+".outside" in its place,
+// once: the attack of a caller racing the launcher between its open and its use of a root.
+func (f *fake) swapRoot() {
+	if f.swap == "" {
+		return
+	}
+	if _, err := os.Lstat(f.swap + ".validated"); err == nil {
+		return
+	}
+	if err := os.Rename(f.swap, f.swap+".validated"); err != nil {
+		panic(err)
+	}
+	if err := os.Symlink(f.swap+".outside", f.swap); err != nil {
+		panic(err)
+	}
 }
 
 // facts are the host's, with the release and WSL interop the spec names.
@@ -362,4 +404,31 @@ func TestLandlockAloneDeniesOutside(t *testing.T) {
 	require.Contains(t, r.stderr, "Permission denied")
 	require.NoFileExists(t, target)
 	require.Equal(t, "seccomp-deny", r.report["metadata"])
+}
+
+// The roots are opened once: a root swapped for a symlink right after the launcher opened it changes nothing.
+// The command writes where the validated directory now is, and the symlink's target stays read-only, as root
+// (layer in place) and as anyone else (the layered child, which opens no path).
+func TestASwappedRootIsNeverReopened(t *testing.T) {
+	requireLandlock(t)
+	base, err := os.MkdirTemp("/var/tmp", "confine-swap") // not under /tmp, which is writable
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	require.NoError(t, os.Chmod(base, 0o777))
+	w := filepath.Join(base, "w")
+	for _, d := range []string{w, w + ".outside"} {
+		require.NoError(t, os.Mkdir(d, 0o777))
+		require.NoError(t, os.Chmod(d, 0o777))
+	}
+	cmd := exec.Command(os.Args[0], "--worktree", w, "--", "/bin/sh", "-c",
+		`echo in > "$0.validated/in"; echo out > "$0/out"; echo done`, w)
+	cmd.Env = append(os.Environ(), fakeEnv+"=swap="+w)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "done")
+	fi, err := os.Lstat(w)
+	require.NoError(t, err)
+	require.Equal(t, os.ModeSymlink, fi.Mode()&os.ModeSymlink, "the swap happened")
+	require.FileExists(t, filepath.Join(w+".validated", "in"), "the validated directory stays writable: %s", out)
+	require.NoFileExists(t, filepath.Join(w+".outside", "out"), "the symlink's target was written: %s", out)
 }
