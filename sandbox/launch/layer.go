@@ -77,8 +77,8 @@ func buildMountLayer(roots []*pathfd.Root) (committed bool, err error) {
 	}
 	// The working directory still points into the mount it was entered on, which is now read-only and, for a
 	// writable root, covered by its clone: enter it again by name to land on the mount now visible there.
-	if wd, err := os.Getwd(); err == nil {
-		if err := os.Chdir(wd); err != nil {
+	if wd, err := unix.Getwd(); err == nil {
+		if err := unix.Chdir(wd); err != nil {
 			return true, fmt.Errorf("re-entering the working directory %s: %w", wd, err)
 		}
 	}

@@ -225,7 +225,7 @@ func environ(wsl WSL) []string {
 // nothing is found, and 126 when only non-executable candidates exist.
 func lookPath(name string) (string, error) {
 	if strings.Contains(name, "/") {
-		abs, err := filepath.Abs(name)
+		abs, err := absolute(name)
 		if err != nil {
 			return "", &ExecError{Status: ExitCannotExec, Err: err}
 		}
@@ -256,7 +256,7 @@ func lookPath(name string) (string, error) {
 			denied = true
 			continue
 		}
-		if abs, err := filepath.Abs(p); err == nil {
+		if abs, err := absolute(p); err == nil {
 			p = abs
 		}
 		return p, nil
@@ -265,4 +265,16 @@ func lookPath(name string) (string, error) {
 		return "", &ExecError{Status: ExitCannotExec, Err: fmt.Errorf("%s: permission denied", name)}
 	}
 	return "", &ExecError{Status: ExitNotFound, Err: fmt.Errorf("%s: command not found", name)}
+}
+
+// absolute is filepath.Abs with the working directory from getcwd(2) itself.
+func absolute(path string) (string, error) {
+	if filepath.IsAbs(path) {
+		return filepath.Clean(path), nil
+	}
+	wd, err := unix.Getwd()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(wd, path), nil
 }

@@ -3,7 +3,6 @@ package launch
 import (
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"strconv"
 	"syscall"
@@ -226,14 +225,36 @@ func cloexecFrom(first int) error {
 	if err == nil || !(errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EINVAL)) {
 		return err
 	}
-	entries, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if fd, err := strconv.Atoi(e.Name()); err == nil && fd >= first {
+	names, err := dirNames("/proc/self/fd")
+	for _, name := range names {
+		if fd, err := strconv.Atoi(name); err == nil && fd >= first {
 			unix.CloseOnExec(fd)
 		}
 	}
-	return nil
+	return err
+}
+
+// dirNames lists a directory's entries (without . and ..), unsorted, with getdents64 itself: os.ReadDir would
+// bring sorting and DirEntry code into the binary for two small lists.
+func dirNames(path string) ([]string, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	var names []string
+	buf := make([]byte, 4096)
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return names, err
+		}
+		if n <= 0 {
+			return names, nil
+		}
+		_, _, names = unix.ParseDirent(buf[:n], -1, names)
+	}
 }

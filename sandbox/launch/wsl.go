@@ -55,12 +55,12 @@ func readWSLInterop() Interop {
 	if _, err := os.Stat(filepath.Join(binfmtDir, "status")); err != nil {
 		return InteropUnknown
 	}
-	entries, _ := os.ReadDir(binfmtDir)
-	for _, e := range entries {
-		if e.Name() == "status" || e.Name() == "register" {
+	names, _ := dirNames(binfmtDir)
+	for _, name := range names {
+		if name == "status" || name == "register" {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(binfmtDir, e.Name()))
+		b, err := os.ReadFile(filepath.Join(binfmtDir, name))
 		if err != nil {
 			continue
 		}

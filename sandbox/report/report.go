@@ -43,9 +43,11 @@ type Refusal struct {
 
 // Error is the message on one line: control characters from user input (a path or flag with a newline) are
 // escaped, so a refusal can never print a second line that lacks the "confine: " prefix.
-func (r *Refusal) Error() string { return oneLine(r.Err.Error()) }
+func (r *Refusal) Error() string { return OneLine(r.Err.Error()) }
 
-func oneLine(s string) string {
+// OneLine returns s with every control character (a newline among them) replaced by '?', so that a message
+// stays one line on stderr.
+func OneLine(s string) string {
 	return strings.Map(func(c rune) rune {
 		if c < 0x20 || c == 0x7f {
 			return '?'
@@ -53,6 +55,7 @@ func oneLine(s string) string {
 		return c
 	}, s)
 }
+
 func (r *Refusal) Unwrap() error { return r.Err }
 
 // Refuse returns a *Refusal with a formatted message.

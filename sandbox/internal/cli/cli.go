@@ -272,7 +272,7 @@ func mirror(ws syscall.WaitStatus) int {
 
 // fail prints err as one line prefixed "confine: ".
 func fail(w io.Writer, err error) {
-	fmt.Fprintf(w, "confine: %s\n", strings.ReplaceAll(err.Error(), "\n", " "))
+	fmt.Fprintf(w, "confine: %s\n", report.OneLine(err.Error()))
 }
 
 func printProbe(w io.Writer, p report.Probe) {
