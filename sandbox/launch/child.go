@@ -170,11 +170,14 @@ type LayeredChild interface {
 	Abort()
 }
 
-// layered is the parent's side of a LayeredChild.
+// layered is the parent's side of a LayeredChild. Its waits (for the sync pipe's EOF, for the child's exit on
+// its pidfd) park in the runtime's poller: a thread blocked in read(2) or wait4(2) instead makes the scheduler
+// start and spin other threads around it, which measurably costs each launch.
 type layered struct {
-	pid, root, sock, sync int
-	reportFD              int // ours, or -1
-	sigs                  chan os.Signal
+	pid, root, sock int
+	sync, pidfd     *os.File // non-blocking, in the poller
+	reportFD        int      // ours, or -1
+	sigs            chan os.Signal
 }
 
 // startLayered starts the layered child, which waits for its Handoff. Signals are caught from here on: they
@@ -199,12 +202,20 @@ func startLayered(reportFD int) (LayeredChild, error) {
 	if reportFD >= 0 {
 		files = append(files, uintptr(reportFD))
 	}
-	c := &layered{sock: sock[0], sync: sync[0], root: -1, reportFD: reportFD, sigs: make(chan os.Signal, 8)}
+	unix.SetNonblock(sync[0], true)
+	c := &layered{sock: sock[0], sync: os.NewFile(uintptr(sync[0]), "sync"), root: -1, reportFD: reportFD,
+		sigs: make(chan os.Signal, 8)}
 	signal.Notify(c.sigs, forwarded...)
+	attr, pidfd := layerAttr(), -1
+	attr.PidFD = &pidfd
 	c.pid, err = syscall.ForkExec("/proc/self/exe", []string{os.Args[0]}, &syscall.ProcAttr{
-		Env: append(os.Environ(), layerEnv+"="+ns), Files: files, Sys: layerAttr()})
+		Env: append(os.Environ(), layerEnv+"="+ns), Files: files, Sys: attr})
 	unix.Close(sock[1])
 	unix.Close(sync[1])
+	if pidfd >= 0 {
+		unix.SetNonblock(pidfd, true)
+		c.pidfd = os.NewFile(uintptr(pidfd), "pidfd")
+	}
 	if err != nil {
 		c.pid = 0
 		c.Abort()
@@ -221,20 +232,52 @@ func startLayered(reportFD int) (LayeredChild, error) {
 func (c *layered) Root() int { return c.root }
 
 func (c *layered) Abort() {
-	for _, fd := range []int{c.sock, c.sync, c.root} {
+	if c.pid > 0 {
+		unix.Kill(c.pid, unix.SIGKILL)
+		var ws syscall.WaitStatus
+		c.wait(&ws)
+	}
+	c.close()
+	signal.Stop(c.sigs)
+	redeliver(c.sigs)
+}
+
+// close closes the parent's ends: once the child runs the command, or is gone.
+func (c *layered) close() {
+	for _, fd := range []int{c.sock, c.root} {
 		if fd >= 0 {
 			unix.Close(fd)
 		}
 	}
-	c.sock, c.sync, c.root = -1, -1, -1
-	if c.pid > 0 {
-		unix.Kill(c.pid, unix.SIGKILL)
-		var ws syscall.WaitStatus
-		wait(c.pid, &ws)
-		c.pid = 0
+	c.sock, c.root = -1, -1
+	for _, f := range []*os.File{c.sync, c.pidfd} {
+		if f != nil {
+			f.Close()
+		}
 	}
-	signal.Stop(c.sigs)
-	redeliver(c.sigs)
+	c.sync, c.pidfd = nil, nil
+}
+
+// wait reaps the child: parked on its pidfd until it exits, or in wait4 where there is no pidfd.
+func (c *layered) wait(ws *syscall.WaitStatus) error {
+	defer func() { c.pid = 0 }()
+	if c.pidfd == nil {
+		return wait(c.pid, ws)
+	}
+	rc, err := c.pidfd.SyscallConn()
+	if err != nil {
+		return wait(c.pid, ws)
+	}
+	var werr error
+	err = rc.Read(func(uintptr) bool {
+		var got int
+		got, werr = syscall.Wait4(c.pid, ws, syscall.WNOHANG, nil)
+		return werr != syscall.EINTR && (werr != nil || got == c.pid)
+	})
+	if err != nil {
+		return wait(c.pid, ws)
+	}
+	return werr
 }
 
 func (c *layered) Run(h *Handoff) (syscall.WaitStatus, error) {
@@ -242,16 +285,12 @@ func (c *layered) Run(h *Handoff) (syscall.WaitStatus, error) {
 		c.Abort()
 		return 0, fmt.Errorf("%w: handing the plan to the layered child: %v", ErrLayerUnavailable, err)
 	}
-	said, _ := io.ReadAll(fdReader(c.sync)) // EOF once the command is executed (close-on-exec there)
+	said, _ := io.ReadAll(c.sync) // EOF once the command is executed (close-on-exec there)
 	if len(said) > 0 {
 		var ws syscall.WaitStatus
-		wait(c.pid, &ws)
-		c.pid = 0
+		c.wait(&ws)
 		c.Abort()
 		return 0, childError(said, ws)
-	}
-	for _, fd := range []int{c.sock, c.sync, c.root} {
-		unix.Close(fd)
 	}
 	if c.reportFD >= 0 {
 		unix.Close(c.reportFD) // the child wrote the report; a reader sees EOF when the command closes it
@@ -268,9 +307,10 @@ func (c *layered) Run(h *Handoff) (syscall.WaitStatus, error) {
 		}
 	}()
 	var ws syscall.WaitStatus
-	err := wait(c.pid, &ws)
+	err := c.wait(&ws)
 	close(done)
 	signal.Stop(c.sigs)
+	c.close()
 	return ws, err
 }
 
@@ -292,11 +332,26 @@ func (c *layered) send(h *Handoff) error {
 
 // receive reads the Handoff from the handoff socket, with the rules' descriptors.
 func receive() (*Handoff, []int, error) {
+	// Parked in the poller while the parent opens the roots, as the parent's waits are (see layered).
+	unix.SetNonblock(handoffFD, true)
+	sock := os.NewFile(handoffFD, "handoff")
+	defer sock.Close()
+	rc, err := sock.SyscallConn()
+	if err != nil {
+		return nil, nil, err
+	}
 	head := make([]byte, 8)
 	oob := make([]byte, unix.CmsgSpace(maxRules*4))
-	n, oobn, _, _, err := unix.Recvmsg(handoffFD, head, oob, unix.MSG_CMSG_CLOEXEC)
-	if err != nil {
-		return nil, nil, fmt.Errorf("recvmsg: %w", err)
+	var n, oobn int
+	var rerr error
+	if err := rc.Read(func(fd uintptr) bool {
+		n, oobn, _, _, rerr = unix.Recvmsg(int(fd), head, oob, unix.MSG_CMSG_CLOEXEC)
+		return rerr != unix.EAGAIN && rerr != unix.EINTR
+	}); err != nil {
+		return nil, nil, err
+	}
+	if rerr != nil {
+		return nil, nil, fmt.Errorf("recvmsg: %w", rerr)
 	}
 	var fds []int
 	cmsgs, err := unix.ParseSocketControlMessage(oob[:oobn])
@@ -310,11 +365,11 @@ func receive() (*Handoff, []int, error) {
 		}
 		fds = append(fds, more...)
 	}
-	if _, err := io.ReadFull(fdReader(handoffFD), head[n:]); err != nil {
+	if _, err := io.ReadFull(sock, head[n:]); err != nil {
 		return nil, nil, fmt.Errorf("reading the handoff's length: %w", err)
 	}
 	msg := make([]byte, binary.LittleEndian.Uint64(head))
-	if _, err := io.ReadFull(fdReader(handoffFD), msg); err != nil {
+	if _, err := io.ReadFull(sock, msg); err != nil {
 		return nil, nil, fmt.Errorf("reading the handoff: %w", err)
 	}
 	h, err := unmarshalHandoff(msg)
@@ -370,24 +425,6 @@ func childError(said []byte, ws syscall.WaitStatus) error {
 	return &report.Refusal{Reason: m.Reason, Err: errors.New(m.Error)}
 }
 
-// fdReader reads a raw descriptor without handing it to an *os.File (whose finalizer would close it).
-type fdReader int
-
-func (r fdReader) Read(b []byte) (int, error) {
-	for {
-		n, err := unix.Read(int(r), b)
-		switch {
-		case err == unix.EINTR:
-			continue
-		case err != nil:
-			return 0, err
-		case n == 0:
-			return 0, io.EOF
-		}
-		return n, nil
-	}
-}
-
 // IsLayerChild says whether this process was started as a layered child.
 func IsLayerChild() bool {
 	_, ok := os.LookupEnv(layerEnv)
@@ -423,7 +460,6 @@ func runChild(s System) error {
 	if err != nil {
 		return report.Refuse(report.Internal, "the handoff: %v", err)
 	}
-	unix.Close(handoffFD)
 	rules := make([]landlock.Rule, len(h.Rules))
 	var writable []*pathfd.Root
 	for i, r := range h.Rules {
