@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -202,7 +203,29 @@ func configure(confine, scratchParent string, attempts int, destructive bool, ti
 	if cfg.Scratch, err = makeScratch(scratchParent); err != nil {
 		return nil, env, err
 	}
+	if k.Status == kabi.Available {
+		env.LaunchMicros = launchMedian(confine, cfg.Scratch)
+	}
 	return cfg, env, nil
+}
+
+// launchMedian is the median wall time, in microseconds, of `confine --worktree dir -- true`, over
+// events.LaunchRuns launches; 0 when true is missing or a launch fails (the cases then say why).
+func launchMedian(confine, dir string) int {
+	yes, err := exec.LookPath("true")
+	if err != nil {
+		return 0
+	}
+	times := make([]time.Duration, events.LaunchRuns)
+	for i := range times {
+		t0 := time.Now()
+		if exec.Command(confine, "--worktree", dir, "--", yes).Run() != nil {
+			return 0
+		}
+		times[i] = time.Since(t0)
+	}
+	slices.Sort(times)
+	return int(times[len(times)/2].Microseconds())
 }
 
 // makeScratch creates the run's scratch directory under the first usable parent. It must not be under /tmp or

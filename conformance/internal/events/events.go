@@ -55,7 +55,13 @@ type Env struct {
 	ExpectedABI *int   `json:"expected_abi,omitempty"` // VM_EXPECTED_ABI, when set
 	Confine     string `json:"confine"`                // `confine version`
 	Attempts    int    `json:"toctou_attempts"`        // the --toctou-attempts setting
+	// LaunchMicros is the median wall time of `confine --worktree DIR -- true` here, in microseconds, over
+	// LaunchRuns launches: under emulation it is what the suite's time is mostly made of.
+	LaunchMicros int `json:"launch_us,omitempty"`
 }
+
+// LaunchRuns is how many launches LaunchMicros is the median of.
+const LaunchRuns = 21
 
 // Summary counts case outcomes.
 type Summary struct {

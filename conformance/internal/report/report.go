@@ -42,21 +42,22 @@ type Result struct {
 
 // Kernel is one column of the matrix: one run of the suite.
 type Kernel struct {
-	ID          string  `json:"id"` // manifest id, or "host"
-	Release     string  `json:"release"`
-	Arch        string  `json:"arch"`
-	Accel       string  `json:"accel,omitempty"`
-	Landlock    string  `json:"landlock"`
-	ABI         int     `json:"abi"`
-	ExpectedABI *int    `json:"expected_abi,omitempty"` // from vm/kernels.json
-	Root        bool    `json:"root"`
-	Git         bool    `json:"git"`
-	VM          bool    `json:"vm"`
-	Attempts    int     `json:"toctou_attempts"`
-	Confine     string  `json:"confine"`
-	RunResult   string  `json:"run_result,omitempty"` // the VM runner's result: ok, fail or infra
-	Seconds     float64 `json:"seconds"`
-	Error       string  `json:"error,omitempty"`
+	ID           string  `json:"id"` // manifest id, or "host"
+	Release      string  `json:"release"`
+	Arch         string  `json:"arch"`
+	Accel        string  `json:"accel,omitempty"`
+	Landlock     string  `json:"landlock"`
+	ABI          int     `json:"abi"`
+	ExpectedABI  *int    `json:"expected_abi,omitempty"` // from vm/kernels.json
+	Root         bool    `json:"root"`
+	Git          bool    `json:"git"`
+	VM           bool    `json:"vm"`
+	Attempts     int     `json:"toctou_attempts"`
+	Confine      string  `json:"confine"`
+	LaunchMicros int     `json:"launch_us,omitempty"`  // median wall time of one confine launch there
+	RunResult    string  `json:"run_result,omitempty"` // the VM runner's result: ok, fail or infra
+	Seconds      float64 `json:"seconds"`
+	Error        string  `json:"error,omitempty"`
 }
 
 // Summary counts outcomes over the whole matrix.
@@ -202,6 +203,7 @@ func (m *Matrix) addRun(k Kernel, evs []events.Event, exp *expect.File, caseIDs 
 	if start != nil {
 		k.Release, k.Arch, k.Landlock, k.ABI = start.Kernel, start.Arch, start.Landlock, start.ABI
 		k.Root, k.Git, k.Attempts, k.Confine = start.Root, start.Git, start.Attempts, start.Confine
+		k.LaunchMicros = start.LaunchMicros
 		k.VM = k.VM || start.VMKernelID != ""
 	}
 	if k.ID == "host" {

@@ -158,8 +158,12 @@ func (m *Matrix) Table(w io.Writer) {
 		if k.VM {
 			where = "vm " + k.Accel
 		}
-		fmt.Fprintf(w, "  k%-2d %-22s %-8s %s, Landlock %s ABI %d%s, root=%v, toctou attempts %d\n",
-			i+1, k.ID, k.Arch, where, k.Landlock, k.ABI, exp, k.Root, k.Attempts)
+		launch := ""
+		if k.LaunchMicros > 0 {
+			launch = fmt.Sprintf(", launch %.1f ms", float64(k.LaunchMicros)/1000)
+		}
+		fmt.Fprintf(w, "  k%-2d %-22s %-8s %s, Landlock %s ABI %d%s, root=%v, toctou attempts %d%s\n",
+			i+1, k.ID, k.Arch, where, k.Landlock, k.ABI, exp, k.Root, k.Attempts, launch)
 	}
 	rows := m.caseRows()
 	width := 4
