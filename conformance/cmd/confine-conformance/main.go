@@ -188,10 +188,10 @@ func configure(confine, scratchParent string, attempts int, destructive bool, ti
 	_, gitErr := exec.LookPath("git")
 	env = events.Env{
 		Kernel: unix.ByteSliceToString(uts.Release[:]), Arch: unix.ByteSliceToString(uts.Machine[:]),
-		Landlock: string(k.Status), ABI: k.ABI, Errata: k.Errata, Root: os.Geteuid() == 0, Git: gitErr == nil,
+		Landlock: string(k.State), ABI: k.ABI, Errata: k.Errata, Root: os.Geteuid() == 0, Git: gitErr == nil,
 		VMKernelID: os.Getenv("VM_KERNEL_ID"), Confine: strings.TrimSpace(string(out)), Attempts: attempts,
 	}
-	cfg := &suite.Config{Confine: confine, Self: self, Kernel: k, InVM: env.VMKernelID != "", Destructive: destructive,
+	cfg := &suite.Config{Confine: confine, Self: self, Landlock: k, InVM: env.VMKernelID != "", Destructive: destructive,
 		Attempts: attempts, Timeout: timeout}
 	if s := os.Getenv("VM_EXPECTED_ABI"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -203,7 +203,7 @@ func configure(confine, scratchParent string, attempts int, destructive bool, ti
 	if cfg.Scratch, err = makeScratch(scratchParent); err != nil {
 		return nil, env, err
 	}
-	if k.Status == kabi.Available {
+	if k.State == kabi.Available {
 		env.LaunchMicros = launchMedian(confine, cfg.Scratch)
 	}
 	return cfg, env, nil

@@ -11,19 +11,19 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Status is the kernel's Landlock status, with the spelling the launcher's report uses.
-type Status string
+// State says whether the kernel has Landlock, with the spelling the launcher's report uses.
+type State string
 
 const (
-	Available Status = "available" // landlock_create_ruleset(VERSION) returned an ABI >= 1
-	Absent    Status = "absent"    // ENOSYS: built without CONFIG_SECURITY_LANDLOCK
-	Disabled  Status = "disabled"  // EOPNOTSUPP: built in, but not in lsm= / CONFIG_LSM
+	Available State = "available" // landlock_create_ruleset(VERSION) returned an ABI >= 1
+	Absent    State = "absent"    // ENOSYS: built without CONFIG_SECURITY_LANDLOCK
+	Disabled  State = "disabled"  // EOPNOTSUPP: built in, but not in lsm= / CONFIG_LSM
 )
 
-// Kernel is the kernel's own answer.
-type Kernel struct {
-	Status Status
-	ABI    int    // 0 unless Status is Available
+// Status is the kernel's own answer to the ABI and errata queries (the launcher's landlock.Status).
+type Status struct {
+	State  State
+	ABI    int    // 0 unless State is Available
 	Errata uint64 // LANDLOCK_CREATE_RULESET_ERRATA (Linux 6.15+); 0 when the kernel does not know the flag
 	Errno  string // "ENOSYS" or "EOPNOTSUPP" when not Available, else ""
 }
@@ -31,21 +31,21 @@ type Kernel struct {
 // Query calls landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION) and, when that works,
 // landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_ERRATA). Any errno other than ENOSYS and EOPNOTSUPP
 // is returned as an error.
-func Query() (Kernel, error) {
+func Query() (Status, error) {
 	abi, err := createRuleset(unix.LANDLOCK_CREATE_RULESET_VERSION)
 	switch {
 	case errors.Is(err, unix.ENOSYS):
-		return Kernel{Status: Absent, Errno: "ENOSYS"}, nil
+		return Status{State: Absent, Errno: "ENOSYS"}, nil
 	case errors.Is(err, unix.EOPNOTSUPP):
-		return Kernel{Status: Disabled, Errno: "EOPNOTSUPP"}, nil
+		return Status{State: Disabled, Errno: "EOPNOTSUPP"}, nil
 	case err != nil:
-		return Kernel{}, err
+		return Status{}, err
 	}
-	k := Kernel{Status: Available, ABI: int(abi)}
+	k := Status{State: Available, ABI: int(abi)}
 	if errata, err := createRuleset(unix.LANDLOCK_CREATE_RULESET_ERRATA); err == nil {
 		k.Errata = uint64(errata)
 	} else if !errors.Is(err, unix.EINVAL) { // EINVAL: the kernel predates the errata flag
-		return Kernel{}, err
+		return Status{}, err
 	}
 	return k, nil
 }
@@ -131,9 +131,9 @@ func MinABI(name string) int {
 	return 0
 }
 
-// KernelFor names the first mainline kernel of each ABI, for skip messages (see shared/design/landlock.md).
+// KernelFor names the first mainline kernel of each ABI, for skip messages (Documentation/userspace-api/landlock.rst).
 func KernelFor(abi int) string {
-	k := map[int]string{1: "5.13", 2: "5.19", 3: "6.2", 4: "6.7", 5: "6.10", 6: "6.12", 7: "6.15", 8: "7.0", 9: "7.1", 10: "7.2"}[abi]
+	k := map[int]string{1: "5.13", 2: "5.19", 3: "6.2", 4: "6.7", 5: "6.10", 6: "6.12", 7: "6.15", 8: "7.0", 9: "7.1", 10: "7.2", 11: "7.3"}[abi]
 	if k == "" {
 		return "unknown"
 	}

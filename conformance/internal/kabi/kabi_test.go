@@ -31,7 +31,7 @@ func TestWriteRights(t *testing.T) {
 func TestQuery(t *testing.T) {
 	k, err := Query()
 	require.NoError(t, err)
-	switch k.Status {
+	switch k.State {
 	case Available:
 		assert.Positive(t, k.ABI)
 		assert.Empty(t, k.Errno)
@@ -40,7 +40,7 @@ func TestQuery(t *testing.T) {
 	case Disabled:
 		assert.Equal(t, "EOPNOTSUPP", k.Errno)
 	default:
-		t.Fatalf("status %q", k.Status)
+		t.Fatalf("status %q", k.State)
 	}
 	t.Logf("this kernel: %+v", k)
 }

@@ -40,8 +40,8 @@ type Result struct {
 	Output    string  `json:"-"` // the case's log, for JUnit
 }
 
-// Kernel is one column of the matrix: one run of the suite.
-type Kernel struct {
+// Column is one column of the matrix: one run of the suite, on one kernel (a VM or the host).
+type Column struct {
 	ID           string  `json:"id"` // manifest id, or "host"
 	Release      string  `json:"release"`
 	Arch         string  `json:"arch"`
@@ -73,7 +73,7 @@ type Summary struct {
 type Matrix struct {
 	Schema  string   `json:"schema"`
 	Summary Summary  `json:"summary"`
-	Kernels []Kernel `json:"kernels"`
+	Kernels []Column `json:"kernels"`
 	Results []Result `json:"results"`
 }
 
@@ -132,7 +132,7 @@ func Build(vmDir string, hostEvents []string, manifest string, exp *expect.File,
 			if err != nil {
 				return nil, fmt.Errorf("%s.out: %w", strings.TrimSuffix(f, ".json"), err)
 			}
-			k := Kernel{ID: rec.Kernel, Release: rec.Release, Arch: rec.Arch, Accel: rec.Accel, VM: true,
+			k := Column{ID: rec.Kernel, Release: rec.Release, Arch: rec.Arch, Accel: rec.Accel, VM: true,
 				RunResult: rec.Result, Seconds: rec.Seconds, Error: rec.Error}
 			if mk, ok := man[rec.Kernel]; ok {
 				abi := mk.ABI
@@ -159,7 +159,7 @@ func Build(vmDir string, hostEvents []string, manifest string, exp *expect.File,
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
-		m.addRun(Kernel{ID: "host"}, evs, exp, caseIDs, nil, "")
+		m.addRun(Column{ID: "host"}, evs, exp, caseIDs, nil, "")
 	}
 	if len(m.Kernels) == 0 {
 		return nil, fmt.Errorf("no results: no confine.vm.result/v1 records in %q and no host events", vmDir)
@@ -168,7 +168,7 @@ func Build(vmDir string, hostEvents []string, manifest string, exp *expect.File,
 }
 
 // addRun adds one kernel's column: one Result per catalogue case.
-func (m *Matrix) addRun(k Kernel, evs []events.Event, exp *expect.File, caseIDs []string, man map[string]manifestKernel, tail string) {
+func (m *Matrix) addRun(k Column, evs []events.Event, exp *expect.File, caseIDs []string, man map[string]manifestKernel, tail string) {
 	var start *events.Env
 	var finished bool
 	type verdict struct {

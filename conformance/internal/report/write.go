@@ -253,7 +253,7 @@ type junitText struct {
 // JUnit renders one kernel's results. A FAIL or a deviation is a <failure>; SKIP and EXPECTED-FAIL are <skipped>
 // with the reason (JUnit has no expected-failure element).
 func (m *Matrix) JUnit(kernelID string) ([]byte, error) {
-	var k Kernel
+	var k Column
 	for _, x := range m.Kernels {
 		if x.ID == kernelID {
 			k = x

@@ -52,12 +52,12 @@ var abiCases = []Case{{
 		"absent, EOPNOTSUPP disabled).",
 	Expect: []Expect{{"any", "probe.abi = kernel ABI = VM_EXPECTED_ABI (when set); probe.landlock/errno match the kernel; a run's report agrees"}},
 	Run: func(t *T) {
-		k := t.Cfg().Kernel
+		k := t.Cfg().Landlock
 		p := t.ProbeJSON()
-		if p.Landlock != string(k.Status) || p.ABI != k.ABI {
-			t.Errorf("probe says Landlock %s ABI %d, the kernel says %s ABI %d", p.Landlock, p.ABI, k.Status, k.ABI)
+		if p.Landlock != string(k.State) || p.ABI != k.ABI {
+			t.Errorf("probe says Landlock %s ABI %d, the kernel says %s ABI %d", p.Landlock, p.ABI, k.State, k.ABI)
 		}
-		if k.Status != kabi.Available && p.Errno != k.Errno {
+		if k.State != kabi.Available && p.Errno != k.Errno {
 			t.Errorf("probe errno %q, the kernel answered %s", p.Errno, k.Errno)
 		}
 		if exp := t.Cfg().ExpectedABI; exp != nil {
@@ -71,8 +71,8 @@ var abiCases = []Case{{
 		if r.Report == nil {
 			t.Fatalf("no report (exit %d, stderr %q)", r.Exit, r.Stderr)
 		}
-		if r.Report.ABI != k.ABI || r.Report.Landlock != string(k.Status) {
-			t.Errorf("report says Landlock %s ABI %d, the kernel says %s ABI %d", r.Report.Landlock, r.Report.ABI, k.Status, k.ABI)
+		if r.Report.ABI != k.ABI || r.Report.Landlock != string(k.State) {
+			t.Errorf("report says Landlock %s ABI %d, the kernel says %s ABI %d", r.Report.Landlock, r.Report.ABI, k.State, k.ABI)
 		}
 	},
 }, {
@@ -83,7 +83,7 @@ var abiCases = []Case{{
 		"every report (0 where the kernel predates the flag or has no Landlock).",
 	Expect: []Expect{{"any", "probe.errata = report.errata = the kernel's errata bitmask"}},
 	Run: func(t *T) {
-		k := t.Cfg().Kernel
+		k := t.Cfg().Landlock
 		t.Logf("kernel errata: %#x", k.Errata)
 		if p := t.ProbeJSON(); p.Errata != k.Errata {
 			t.Errorf("probe errata %#x, kernel %#x", p.Errata, k.Errata)

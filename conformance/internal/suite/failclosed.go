@@ -24,14 +24,14 @@ var failClosedCases = []Case{{
 		{"ABI ≥ 1", "SKIP: needs a kernel without Landlock (the VM matrix has two)"}},
 	Needs: Needs{NoLandlk: true},
 	Run: func(t *T) {
-		want := map[kabi.Status]string{kabi.Absent: "landlock-absent", kabi.Disabled: "landlock-disabled"}[t.Cfg().Kernel.Status]
+		want := map[kabi.State]string{kabi.Absent: "landlock-absent", kabi.Disabled: "landlock-disabled"}[t.Cfg().Landlock.State]
 		for _, backend := range []string{"auto", "landlock"} {
 			r, ok := refusedRun(t, "--backend "+backend, t.Flags("--backend", backend))
-			if ok && (r.Report.Reason != want || r.Report.Landlock != string(t.Cfg().Kernel.Status)) {
-				t.Errorf("--backend %s: report reason %q landlock %q, want %s / %s", backend, r.Report.Reason, r.Report.Landlock, want, t.Cfg().Kernel.Status)
+			if ok && (r.Report.Reason != want || r.Report.Landlock != string(t.Cfg().Landlock.State)) {
+				t.Errorf("--backend %s: report reason %q landlock %q, want %s / %s", backend, r.Report.Reason, r.Report.Landlock, want, t.Cfg().Landlock.State)
 			}
-			if ok && !strings.Contains(r.ReportRaw, t.Cfg().Kernel.Errno) {
-				t.Errorf("--backend %s: the report does not name %s: %s", backend, t.Cfg().Kernel.Errno, r.ReportRaw)
+			if ok && !strings.Contains(r.ReportRaw, t.Cfg().Landlock.Errno) {
+				t.Errorf("--backend %s: the report does not name %s: %s", backend, t.Cfg().Landlock.Errno, r.ReportRaw)
 			}
 		}
 	},

@@ -210,19 +210,19 @@ func (t *T) ControlEach(ops func(out, wt string) []helper.Op) []bool {
 
 // unmet returns why the needs do not hold here, or "".
 func (r *Runner) unmet(n Needs) string {
-	k := r.Cfg.Kernel
-	have := fmt.Sprintf("kernel reports Landlock %s", k.Status)
-	if k.Status == kabi.Available {
+	k := r.Cfg.Landlock
+	have := fmt.Sprintf("kernel reports Landlock %s", k.State)
+	if k.State == kabi.Available {
 		have = fmt.Sprintf("kernel reports ABI %d", k.ABI)
 	} else {
 		have += " (" + k.Errno + ")"
 	}
 	switch {
-	case n.Landlock && k.Status != kabi.Available:
+	case n.Landlock && k.State != kabi.Available:
 		return "requires Landlock, " + have + " (the fail-closed family covers this kernel)"
 	case n.MinABI > 0 && k.ABI < n.MinABI:
 		return fmt.Sprintf("requires Landlock ABI >= %d (kernel %s), %s", n.MinABI, kabi.KernelFor(n.MinABI), have)
-	case n.NoLandlk && k.Status == kabi.Available:
+	case n.NoLandlk && k.State == kabi.Available:
 		return fmt.Sprintf("requires a kernel without Landlock or with it disabled (VM matrix: 5.10, lsm= entry), %s", have)
 	}
 	for _, tool := range n.Tools {

@@ -24,7 +24,7 @@ type Config struct {
 	Confine     string      // absolute path of the confine binary under test
 	Self        string      // absolute path of this binary, re-executed as the helper
 	Scratch     string      // a directory outside /tmp (which confine always allows), symlink-free
-	Kernel      kabi.Kernel // the kernel's own Landlock answer
+	Landlock    kabi.Status // the kernel's own Landlock answer
 	ExpectedABI *int        // VM_EXPECTED_ABI, when set
 	InVM        bool        // VM_KERNEL_ID is set: running as the vm runner's guest payload
 	Destructive bool        // allowed to attempt changes that, on failure, would damage the machine (/dev/null)
@@ -321,10 +321,10 @@ func (t *T) WantDenied(what string, errnos []string, res ...helper.Result) {
 }
 
 // Landlock reports whether the kernel has Landlock.
-func (t *T) Landlock() bool { return t.cfg.Kernel.Status == kabi.Available }
+func (t *T) Landlock() bool { return t.cfg.Landlock.State == kabi.Available }
 
 // ABI is the kernel's Landlock ABI (0 without Landlock).
-func (t *T) ABI() int { return t.cfg.Kernel.ABI }
+func (t *T) ABI() int { return t.cfg.Landlock.ABI }
 
 // WriteFile creates a fixture file (unconfined), failing the case on error.
 func (t *T) WriteFile(path, content string, mode os.FileMode) {
