@@ -3,6 +3,11 @@ CONFINE := $(OUT)/confine
 # gotestsum prints the closing count of tests and skips; it comes from the Go module proxy.
 GOTESTSUM := go run gotest.tools/gotestsum@v1.13.0
 
+# make sandbox-bench BENCH_BASELINE=path/to/older/confine adds that build to the same run.
+BENCH_RUNS ?= 40
+BENCH_ROUNDS ?= 7
+BENCH_BASELINE ?=
+
 .PHONY: confine sandbox-test sandbox-fuzz sandbox-bench
 confine: ## build the launcher for the host into out/confine (static, stripped)
 	cd sandbox && CGO_ENABLED=0 go build -trimpath -ldflags='-s -w -buildid=' -o $(CONFINE) ./cmd/confine
@@ -12,10 +17,11 @@ sandbox-test: confine ## launcher unit tests and host-kernel integration tests, 
 	scripts/sandbox-test-nobody.sh $(CONFINE)
 	cd sandbox && go vet ./... && go vet -tags wsl2 ./... && GOARCH=arm64 go vet ./...
 
-sandbox-fuzz: ## fuzz the flag parser (FUZZTIME, default 60s)
+sandbox-fuzz: ## fuzz the flag parser and the report's JSON string encoder (FUZZTIME each, default 60s)
 	cd sandbox && go test -run='^$$' -fuzz=FuzzParse -fuzztime=$${FUZZTIME:-60s} ./internal/cli
+	cd sandbox && go test -run='^$$' -fuzz=FuzzAppendString -fuzztime=$${FUZZTIME:-60s} ./report
 
-sandbox-bench: confine ## confine -- /bin/true against bare /bin/true, as a ratio, and the binary size
-	scripts/bench-launcher.sh $(CONFINE)
+sandbox-bench: confine ## launch cost paired in one run: confine vs a Go exec floor and bwrap, as root and nobody; size
+	scripts/bench-launcher.sh $(CONFINE) $(BENCH_RUNS) $(BENCH_ROUNDS) $(BENCH_BASELINE)
 
 TEST_TARGETS += sandbox-test
