@@ -83,6 +83,7 @@ type fake struct {
 	interop                         launch.Interop
 	noLayer                         bool
 	swap                            string // a root to swap for a symlink to swap+".outside" once it was opened
+	buildErr                        error  // the mount layer fails to build, uncommitted (root in place, or in the child)
 }
 
 func errno(name string) error {
@@ -121,6 +122,8 @@ func newFake(spec string) *fake {
 			f.noLayer = v == "off"
 		case "swap":
 			f.swap = v
+		case "buildlayer":
+			f.buildErr = errno(v)
 		}
 	}
 	return f
@@ -183,6 +186,9 @@ func (s swapping) Run(h *launch.Handoff) (syscall.WaitStatus, error) {
 
 func (f *fake) BuildMountLayer(roots []*pathfd.Root) (bool, error) {
 	f.swapRoot()
+	if f.buildErr != nil {
+		return false, f.buildErr
+	}
 	return f.Host.BuildMountLayer(roots)
 }
 
@@ -431,4 +437,21 @@ func TestASwappedRootIsNeverReopened(t *testing.T) {
 	require.Equal(t, os.ModeSymlink, fi.Mode()&os.ModeSymlink, "the swap happened")
 	require.FileExists(t, filepath.Join(w+".validated", "in"), "the validated directory stays writable: %s", out)
 	require.NoFileExists(t, filepath.Join(w+".outside", "out"), "the symlink's target was written: %s", out)
+}
+
+// When the layer cannot be built where it is tried (in place as root, in the layered child otherwise), nothing
+// has run: confine goes on with the descriptors it opened, under the seccomp fallback, and still confines.
+func TestALayerThatFailsToBuildFallsBackConfined(t *testing.T) {
+	requireLandlock(t)
+	base, err := os.MkdirTemp("/var/tmp", "confine-fallback") // not under /tmp, which is writable
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	target := filepath.Join(base, "outside")
+	r := confine(t, "buildlayer=EPERM", "--worktree", "$W", "--report-fd", "3", "--", "/bin/sh", "-c",
+		`echo out > "$1"; echo in > "$0"`, "$S", target)
+	require.Equal(t, "seccomp-deny", r.report["metadata"], r.raw)
+	require.Contains(t, fmt.Sprint(r.report["warnings"]), "mount layer unavailable")
+	require.Contains(t, r.stderr, "Permission denied", "Landlock denies the write outside")
+	require.NoFileExists(t, target)
+	require.True(t, r.sentinel, "the write inside works: %s", r.stderr)
 }
