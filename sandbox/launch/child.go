@@ -48,14 +48,15 @@ const layerEnv = "CONFINE_INTERNAL_MOUNT_LAYER"
 
 // Handoff is the plan as a layered child receives it: everything decided, with the guard chosen.
 type Handoff struct {
-	Path     string // the command, resolved
-	Argv     []string
-	Env      []string
-	Handled  landlock.Access
-	Rules    []HandoffRule
-	Filter   []unix.SockFilter // the seccomp program
-	ReportFD int               // the report's descriptor in the child, or -1
-	Report   []byte            // the report, outcome "exec", written to ReportFD just before execve
+	Path       string // the command, resolved
+	Argv       []string
+	Env        []string
+	Handled    landlock.Access
+	Rules      []HandoffRule
+	Filter     []unix.SockFilter // the seccomp program
+	ReportFD   int               // the report's descriptor in the child, or -1
+	ReportName int               // the caller's number for it (--report-fd), for messages
+	Report     []byte            // the report, outcome "exec", written to ReportFD just before execve
 
 	fds []int // the parent's descriptor of each rule
 }
@@ -68,11 +69,12 @@ type HandoffRule struct {
 }
 
 // handoff is p, guarded by prog, as a layered child receives it.
-func (p *plan) handoff(prog []unix.SockFilter, hasReport bool) *Handoff {
-	p.rep.Outcome, p.rep.Command = "exec", append([]string{p.path}, p.argv[1:]...)
+func (p *plan) handoff(prog []unix.SockFilter, callerReportFD int) *Handoff {
+	rep := *p.rep // the parent's stays as it is, for a refusal or a fallback
+	rep.Outcome, rep.Command = "exec", append([]string{p.path}, p.argv[1:]...)
 	h := &Handoff{Path: p.path, Argv: p.argv, Env: p.env, Handled: p.handled, Filter: prog, ReportFD: -1,
-		Report: p.rep.Marshal()}
-	if hasReport {
+		ReportName: callerReportFD, Report: rep.Marshal()}
+	if callerReportFD >= 0 {
 		h.ReportFD = reportFD
 	}
 	writable := map[int]bool{}
@@ -102,6 +104,7 @@ func (h *Handoff) marshal() []byte {
 		e.num(uint64(in.Code) | uint64(in.Jt)<<16 | uint64(in.Jf)<<24 | uint64(in.K)<<32)
 	}
 	e.num(uint64(int64(h.ReportFD)))
+	e.num(uint64(int64(h.ReportName)))
 	e.bytes(h.Report)
 	return e.b
 }
@@ -121,6 +124,7 @@ func unmarshalHandoff(b []byte) (*Handoff, error) {
 		h.Filter[i] = unix.SockFilter{Code: uint16(v), Jt: uint8(v >> 16), Jf: uint8(v >> 24), K: uint32(v >> 32)}
 	}
 	h.ReportFD = int(int64(d.num()))
+	h.ReportName = int(int64(d.num()))
 	h.Report = d.bytes()
 	if d.err == nil && len(d.b) > 0 {
 		d.err = errShort
@@ -261,6 +265,11 @@ func (c *layered) close() {
 // wait reaps the child: parked on its pidfd until it exits, or in wait4 where there is no pidfd.
 func (c *layered) wait(ws *syscall.WaitStatus) error {
 	defer func() { c.pid = 0 }()
+	return c.waitOnly(ws)
+}
+
+// waitOnly is wait without forgetting the pid, for a caller that must stop forwarding signals first.
+func (c *layered) waitOnly(ws *syscall.WaitStatus) error {
 	if c.pidfd == nil {
 		return wait(c.pid, ws)
 	}
@@ -285,30 +294,41 @@ func (c *layered) Run(h *Handoff) (syscall.WaitStatus, error) {
 		c.Abort()
 		return 0, fmt.Errorf("%w: handing the plan to the layered child: %v", ErrLayerUnavailable, err)
 	}
-	said, _ := io.ReadAll(c.sync) // EOF once the command is executed (close-on-exec there)
-	if len(said) > 0 {
+	// The child says execMark just before its execve, then EOF follows (close-on-exec); anything else means it
+	// stopped before the command ran: a message, or nothing at all if it died.
+	said, _ := io.ReadAll(c.sync)
+	if len(said) != 1 || said[0] != execMark {
 		var ws syscall.WaitStatus
 		c.wait(&ws)
 		c.Abort()
+		if len(said) > 0 && said[0] == execMark { // its execve failed: the message follows the mark
+			said = said[1:]
+		}
 		return 0, childError(said, ws)
 	}
 	if c.reportFD >= 0 {
 		unix.Close(c.reportFD) // the child wrote the report; a reader sees EOF when the command closes it
 	}
-	done := make(chan struct{})
+	pid, pidfd := c.pid, c.pidfd
+	done, forwarded := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(forwarded)
 		for {
 			select {
 			case s := <-c.sigs:
-				unix.Kill(c.pid, s.(syscall.Signal))
+				if pidfd == nil || unix.PidfdSendSignal(int(pidfd.Fd()), s.(syscall.Signal), nil, 0) != nil {
+					unix.Kill(pid, s.(syscall.Signal)) // pid > 0: it is not reaped before forwarding stops
+				}
 			case <-done:
 				return
 			}
 		}
 	}()
 	var ws syscall.WaitStatus
-	err := c.wait(&ws)
+	err := c.waitOnly(&ws)
 	close(done)
+	<-forwarded
+	c.pid = 0
 	signal.Stop(c.sigs)
 	c.close()
 	return ws, err
@@ -415,8 +435,10 @@ func wait(pid int, ws *syscall.WaitStatus) error {
 func childError(said []byte, ws syscall.WaitStatus) error {
 	m, err := unmarshalSync(said)
 	switch {
+	case len(said) == 0:
+		return report.Refuse(report.Internal, "the layered child ended before running the command (%s)", waitText(ws))
 	case err != nil:
-		return report.Refuse(report.Internal, "the layered child said %q (%v)", said, ws)
+		return report.Refuse(report.Internal, "the layered child said %q (%s)", said, waitText(ws))
 	case m.Layer:
 		return fmt.Errorf("%w: %s", ErrLayerUnavailable, strings.TrimPrefix(m.Error, ErrLayerUnavailable.Error()+": "))
 	case m.Exec != 0:
@@ -437,9 +459,9 @@ func IsLayerChild() bool {
 func RunChild(s System) error {
 	runtime.LockOSThread()
 	if err := checkLayerChild(); err != nil {
-		return report.Refuse(report.Internal, "%v", err) // not our child: fd 4 is not a sync pipe
+		return report.Refuse(report.Internal, "%v", err) // not our child: descriptors 3 and 4 are not ours
 	}
-	err := runChild(s)
+	err := runChild(s) // returns only on failure
 	var m syncMsg
 	var ee *ExecError
 	switch {
@@ -452,7 +474,25 @@ func RunChild(s System) error {
 	}
 	m.Error = err.Error()
 	writeAll(syncFD, m.marshal())
-	return err
+	return ErrToldParent
+}
+
+// ErrToldParent is what RunChild returns once it has told the parent why it stopped: the parent reports it, so
+// the child prints nothing. The caller exits 125.
+var ErrToldParent = errors.New("the layered child stopped and told its parent why")
+
+// execMark is the one byte a layered child writes on the sync pipe just before its execve.
+const execMark = 'x'
+
+// waitText says how a child ended, for messages.
+func waitText(ws syscall.WaitStatus) string {
+	switch {
+	case ws.Signaled():
+		return "killed by " + unix.SignalName(ws.Signal())
+	case ws.Exited():
+		return "exit status " + strconv.Itoa(ws.ExitStatus())
+	}
+	return "status " + strconv.Itoa(int(ws))
 }
 
 func runChild(s System) error {
@@ -472,7 +512,8 @@ func runChild(s System) error {
 		return fmt.Errorf("%w: %v", ErrLayerUnavailable, err)
 	}
 	last := &final{handled: h.Handled, rules: rules, prog: h.Filter, path: h.Path, argv: h.Argv, env: h.Env,
-		reportJSON: h.Report, reportFD: h.ReportFD}
+		reportJSON: h.Report, reportFD: h.ReportFD, reportName: h.ReportName,
+		beforeExec: func() error { return writeAll(syncFD, []byte{execMark}) }}
 	return last.confineAndExec(s)
 }
 
@@ -487,8 +528,15 @@ func checkLayerChild() error {
 	// namespace must never lead to remounting it read-only. A non-root child sits in a new user namespace and
 	// cannot read its parent's; a non-root process that forged the variable could not mount anything anyway.
 	parentOK := ppidNS == parentNS || (os.Geteuid() != 0 && ppidNS == "")
-	if own == "" || own == parentNS || !parentOK {
+	if own == "" || own == parentNS || !parentOK || !isFileType(handoffFD, unix.S_IFSOCK) ||
+		!isFileType(syncFD, unix.S_IFIFO) {
 		return fmt.Errorf("%s is set, but this is not a layered child of confine", layerEnv)
 	}
 	return nil
+}
+
+// isFileType says whether fd is open on a file of type typ (unix.S_IFSOCK, ...).
+func isFileType(fd int, typ uint32) bool {
+	var st unix.Stat_t
+	return unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == typ
 }

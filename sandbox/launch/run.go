@@ -101,7 +101,7 @@ func Run(cfg Config, f Facts, s System) error {
 			child.Abort()
 			return refuse(err)
 		}
-		status, err := child.Run(p.handoff(prog, cfg.ReportFD >= 0))
+		status, err := child.Run(p.handoff(prog, cfg.ReportFD))
 		var ee *ExecError
 		switch {
 		case err == nil:
@@ -150,12 +150,14 @@ type final struct {
 	rep        *report.Report // the report, made final here; or, in a layered child, nil and
 	reportJSON []byte         // the report as the parent made it final
 	reportFD   int
-	reported   bool // the report was written (and reportFD closed): a later failure is not reported again
+	reportName int          // the caller's number for reportFD, for messages
+	beforeExec func() error // the last step before execve, if any
+	reported   bool         // the report was written (and reportFD closed): a later failure is not reported again
 }
 
 func (p *plan) final(prog []unix.SockFilter, reportFD int) *final {
 	return &final{handled: p.handled, rules: p.rules, prog: prog, path: p.path, argv: p.argv, env: p.env,
-		root: p.euid == 0, rep: p.rep, reportFD: reportFD}
+		root: p.euid == 0, rep: p.rep, reportFD: reportFD, reportName: reportFD}
 }
 
 // confineAndExec is the shared tail: restrict the thread with the Landlock ruleset, cut root's capabilities,
@@ -181,10 +183,15 @@ func (c *final) confineAndExec(s System) error {
 	}
 	c.reported = true
 	if err := writeReport(c.reportFD, c.reportJSON); err != nil {
-		return report.Refuse(report.BadReportFD, "writing the report to --report-fd %d: %v", c.reportFD, err)
+		return report.Refuse(report.BadReportFD, "writing the report to --report-fd %d: %v", c.reportName, err)
 	}
 	if err := cloexecFrom(3); err != nil {
 		return report.Refuse(report.Internal, "marking inherited descriptors close-on-exec: %v", err)
+	}
+	if c.beforeExec != nil {
+		if err := c.beforeExec(); err != nil {
+			return report.Refuse(report.Internal, "telling the parent: %v", err)
+		}
 	}
 	err := s.Exec(c.path, c.argv, c.env)
 	status := ExitCannotExec

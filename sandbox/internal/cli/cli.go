@@ -216,7 +216,9 @@ func finish(cfg *launch.Config, seen map[string]bool) error {
 // the exit status. A layered child (launch.IsLayerChild) parses nothing: it runs the plan it was handed.
 func Main(args []string, f launch.Facts, s launch.System, stdout, stderr io.Writer) int {
 	if launch.IsLayerChild() {
-		fail(stderr, launch.RunChild(s))
+		if err := launch.RunChild(s); !errors.Is(err, launch.ErrToldParent) {
+			fail(stderr, err)
+		}
 		return launch.ExitRefused
 	}
 	kind, cfg, err := Parse(args)
@@ -266,6 +268,8 @@ func mirror(ws syscall.WaitStatus) int {
 	if !ws.Signaled() {
 		return ws.ExitStatus()
 	}
+	// The command may have dumped core; this unconfined process must not, in a working directory outside.
+	unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{})
 	launch.DieBy(ws.Signal())
 	return 128 + int(ws.Signal())
 }

@@ -84,6 +84,7 @@ type fake struct {
 	noLayer                         bool
 	swap                            string // a root to swap for a symlink to swap+".outside" once it was opened
 	buildErr                        error  // the mount layer fails to build, uncommitted (root in place, or in the child)
+	die                             bool   // the process building the mount layer dies by SIGKILL
 }
 
 func errno(name string) error {
@@ -124,6 +125,8 @@ func newFake(spec string) *fake {
 			f.swap = v
 		case "buildlayer":
 			f.buildErr = errno(v)
+		case "die":
+			f.die = true
 		}
 	}
 	return f
@@ -186,6 +189,9 @@ func (s swapping) Run(h *launch.Handoff) (syscall.WaitStatus, error) {
 
 func (f *fake) BuildMountLayer(roots []*pathfd.Root) (bool, error) {
 	f.swapRoot()
+	if f.die {
+		unix.Kill(os.Getpid(), unix.SIGKILL)
+	}
 	if f.buildErr != nil {
 		return false, f.buildErr
 	}
@@ -316,9 +322,10 @@ func TestFailClosed(t *testing.T) {
 			require.False(t, r.sentinel, "the command ran")
 			require.Equal(t, "refused", r.report["outcome"], r.raw)
 			require.Equal(t, string(c.reason), r.report["reason"], r.raw)
-			for _, line := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
-				require.True(t, strings.HasPrefix(line, "confine: "), "stderr line %q", line)
-			}
+			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+			require.Len(t, lines, 1, "one line on stderr, from one process: %q", r.stderr)
+			require.True(t, strings.HasPrefix(lines[0], "confine: "), "stderr line %q", lines[0])
+			require.Empty(t, r.report["command"], "a refused report names no command: %s", r.raw)
 		})
 	}
 }
@@ -454,4 +461,37 @@ func TestALayerThatFailsToBuildFallsBackConfined(t *testing.T) {
 	require.Contains(t, r.stderr, "Permission denied", "Landlock denies the write outside")
 	require.NoFileExists(t, target)
 	require.True(t, r.sentinel, "the write inside works: %s", r.stderr)
+}
+
+// A layered child that dies before executing the command is a refusal (125, a refused report), never the
+// command's own result.
+func TestALayeredChildThatDiesIsARefusal(t *testing.T) {
+	requireLandlock(t)
+	if os.Geteuid() == 0 {
+		t.Skip("as root the layer is built in place, without a layered child; make sandbox-test runs this as nobody too")
+	}
+	r := confine(t, "die", "--worktree", "$W", "--report-fd", "3", "--", "/bin/sh", "-c", ": > $S")
+	require.Equal(t, launch.ExitRefused, r.status, r.stderr)
+	require.False(t, r.sentinel)
+	require.Equal(t, "refused", r.report["outcome"], r.raw)
+	require.Equal(t, "internal", r.report["reason"], r.raw)
+	require.Contains(t, r.stderr, "killed by SIGKILL")
+}
+
+// An execve that fails after the report was written exits 126 or 127 with one line on stderr, whichever
+// process executes the command.
+func TestAFailedExecIsOneLineAndItsStatus(t *testing.T) {
+	requireLandlock(t)
+	w := t.TempDir()
+	script := filepath.Join(w, "script")
+	require.NoError(t, os.WriteFile(script, []byte("#!/nonexistent/interpreter\n"), 0o755))
+	cmd := exec.Command(os.Args[0], "--worktree", w, "--", script)
+	cmd.Env = append(os.Environ(), fakeEnv+"=")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.Run()
+	require.Equal(t, launch.ExitNotFound, cmd.ProcessState.ExitCode(), stderr.String())
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	require.Len(t, lines, 1, "%q", stderr.String())
+	require.True(t, strings.HasPrefix(lines[0], "confine: "+script+": "), lines[0])
 }
