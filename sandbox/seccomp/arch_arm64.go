@@ -17,4 +17,5 @@ var deniedSyscalls = []sysNr{
 	{"setxattrat", unix.SYS_SETXATTRAT},
 	{"removexattr", unix.SYS_REMOVEXATTR}, {"lremovexattr", unix.SYS_LREMOVEXATTR},
 	{"fremovexattr", unix.SYS_FREMOVEXATTR}, {"removexattrat", unix.SYS_REMOVEXATTRAT},
+	{"file_setattr", unix.SYS_FILE_SETATTR}, // 6.17: inode flags and project id by path
 }

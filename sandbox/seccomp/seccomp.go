@@ -41,6 +41,11 @@ var metadataIoctls = []ioctlCmd{
 	{"FS_IOC_SET_ENCRYPTION_POLICY", 0x800c6613}, // fscrypt policy on an empty directory
 	{"FS_IOC_ENABLE_VERITY", 0x40806685},         // makes a file immutable, from a read-only fd
 	{"FS_IOC_SETFSLABEL", 0x41009432},            // filesystem label
+	// Filesystem-specific ones that change an inode's attributes (fs/ext4/ext4.h, fs/btrfs, fs/fat).
+	{"EXT4_IOC_SETVERSION", 0x40086604},       // inode generation, as FS_IOC_SETVERSION
+	{"EXT4_IOC32_SETVERSION", 0x40046604},     // the same, 32-bit ABI
+	{"BTRFS_IOC_SUBVOL_SETFLAGS", 0x4008941a}, // read-only flag of a subvolume
+	{"FAT_IOCTL_SET_ATTRIBUTES", 0x40047211},  // FAT attribute bits
 }
 
 // sysNr is one system call the filter may deny, by its name in the kernel's syscall table.
@@ -61,6 +66,13 @@ var mountSyscalls = []sysNr{
 
 var alwaysIoctls = []ioctlCmd{
 	{"TIOCSTI", 0x5412}, // pushes input into the caller's terminal
+}
+
+// ioUringSyscalls are denied with ENOSYS (so that libraries fall back to plain system calls) wherever metadata
+// is: an io_uring operation (IORING_OP_SETXATTR, 5.19) is not a system call, so seccomp cannot see it.
+var ioUringSyscalls = []sysNr{
+	{"io_uring_setup", unix.SYS_IO_URING_SETUP}, {"io_uring_enter", unix.SYS_IO_URING_ENTER},
+	{"io_uring_register", unix.SYS_IO_URING_REGISTER},
 }
 
 func (p Policy) syscalls() []sysNr {
@@ -86,6 +98,11 @@ func (p Policy) Denied() []string {
 	var out []string
 	for _, s := range p.syscalls() {
 		out = append(out, s.name)
+	}
+	if p.Metadata {
+		for _, s := range ioUringSyscalls {
+			out = append(out, s.name)
+		}
 	}
 	for _, c := range p.ioctls() {
 		out = append(out, "ioctl:"+c.name)
@@ -113,6 +130,7 @@ const (
 //	    ld arch; jeq native ? next : enosys
 //	    ld nr; [amd64: jge x32 bit ? enosys : next]
 //	    for each denied number: jeq nr ? eperm : next
+//	    [Metadata: for each io_uring number: jeq nr ? enosys : next]
 //	    jeq ioctl ? next : allow
 //	    ld args[1] low word
 //	    for each denied command: jeq cmd ? eperm : next
@@ -131,6 +149,11 @@ func (p Policy) Program() ([]unix.SockFilter, error) {
 	}
 	for _, s := range p.syscalls() {
 		a.jeq(s.nr, "eperm", next)
+	}
+	if p.Metadata {
+		for _, s := range ioUringSyscalls {
+			a.jeq(s.nr, "enosys", next)
+		}
 	}
 	a.jeq(unix.SYS_IOCTL, next, "allow")
 	a.ld(offArg1Low)

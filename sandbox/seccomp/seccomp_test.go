@@ -62,6 +62,13 @@ func TestProgramDeniesMetadataEverywhereAndAllowsTheRest(t *testing.T) {
 			want = retEPERM
 		}
 		require.Equal(t, want, run(t, prog, auditArch, unix.SYS_TRUNCATE, 0), "truncate with %+v", p)
+		for _, s := range ioUringSyscalls {
+			want := uint32(retAllow)
+			if p.Metadata {
+				want = retENOSYS
+			}
+			require.Equal(t, want, run(t, prog, auditArch, s.nr, 0), "%s with %+v", s.name, p)
+		}
 		for _, nr := range []uint32{unix.SYS_OPENAT, unix.SYS_WRITE, unix.SYS_EXECVE, unix.SYS_READ, unix.SYS_FTRUNCATE} {
 			require.Equal(t, uint32(retAllow), run(t, prog, auditArch, nr, 0), "syscall %d", nr)
 		}
