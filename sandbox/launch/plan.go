@@ -51,6 +51,13 @@ func makePlan(cfg Config, f Facts, s System, rep *report.Report) (*plan, error) 
 	case cfg.Backend == Bwrap:
 		return nil, report.Refuse(report.BackendUnavailable, "the bwrap backend is not in this build")
 	}
+	for fd := 0; fd <= 2; fd++ {
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			return nil, report.Refuse(report.BadStdio, "descriptor %d is a directory: the command could change "+
+				"files beneath it; pass a file, a pipe or a terminal", fd)
+		}
+	}
 	st, err := landlock.Query(s)
 	if err != nil {
 		return nil, &report.Refusal{Reason: report.Internal, Err: err}

@@ -23,6 +23,7 @@ const (
 	Usage              Reason = "usage"
 	BadRoot            Reason = "bad-root"
 	BadReportFD        Reason = "bad-report-fd"
+	BadStdio           Reason = "bad-stdio"
 	LandlockAbsent     Reason = "landlock-absent"
 	LandlockDisabled   Reason = "landlock-disabled"
 	BackendUnavailable Reason = "backend-unavailable"

@@ -519,3 +519,41 @@ func TestUnprivilegedCrashSignalIsMirrored(t *testing.T) {
 	require.Empty(t, stderr.String(), "no Go traceback")
 	require.Equal(t, "CapInh:\t0000000000000000\n", stdout.String(), "the layer's CAP_SYS_ADMIN is not inheritable")
 }
+
+// A directory on descriptors 0 to 2 would let the command change files beneath it, relative to the descriptor,
+// on a mount confine does not make read-only: confine refuses it, and nothing runs.
+func TestADirectoryOnStdioIsRefused(t *testing.T) {
+	requireBin(t)
+	w, out := sandbox(t)
+	victim := filepath.Join(out, "victim")
+	require.NoError(t, os.WriteFile(victim, []byte("x"), 0o644))
+	for fd := 0; fd <= 2; fd++ {
+		dir, err := os.Open(out)
+		require.NoError(t, err)
+		rf, err := os.CreateTemp(t.TempDir(), "report")
+		require.NoError(t, err)
+		cmd := exec.Command(bin, "--worktree", w, "--report-fd", "3", "--", "/bin/sh", "-c", "chmod 777 victim; echo ran")
+		cmd.Dir = out
+		var stderr bytes.Buffer
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, nil, &stderr
+		switch fd {
+		case 0:
+			cmd.Stdin = dir
+		case 1:
+			cmd.Stdout = dir
+		case 2:
+			cmd.Stderr = dir
+		}
+		cmd.ExtraFiles = []*os.File{rf}
+		cmd.Run()
+		dir.Close()
+		require.Equal(t, 125, cmd.ProcessState.ExitCode(), "fd %d: %s", fd, stderr.String())
+		var rep struct{ Outcome, Reason string }
+		b, _ := os.ReadFile(rf.Name())
+		require.NoError(t, json.Unmarshal(b, &rep), "fd %d: %s", fd, b)
+		require.Equal(t, "bad-stdio", rep.Reason, "fd %d", fd)
+		fi, err := os.Stat(victim)
+		require.NoError(t, err)
+		require.Equal(t, os.FileMode(0o644), fi.Mode().Perm(), "fd %d: the command ran", fd)
+	}
+}
