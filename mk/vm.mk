@@ -6,8 +6,8 @@ VM_GOBUILD := CGO_ENABLED=0 GOOS=linux go build -trimpath -ldflags='-s -w -build
 # Real-boot integration tests use one small kernel; override with VM_IT_KERNEL=<id>.
 VM_IT_KERNEL ?= 7.3-arm64
 
-.PHONY: vm-deps vm-build vm-test vm-matrix vm-bench
-vm-deps: ## install QEMU (x86 and arm), dpkg-deb and cpio for the VM runner
+.PHONY: vm-deps vm-build vm-test vm-matrix vm-bench kernels-oci
+vm-deps: ## install QEMU (x86 and arm), dpkg-deb, cpio and docker-registry for the VM runner
 	scripts/vm-deps.sh
 
 # The guest init is the vm binary itself (PID 1 runs the supervisor): one static build per arch, and the host's copy
@@ -28,6 +28,10 @@ vm-matrix: vm-deps vm-build ## boot every kernel of the default matrix with the 
 
 vm-bench: vm-deps vm-build ## matrix wall time, per-boot time and suite/bare-boot ratio (boots every kernel twice)
 	scripts/vm-bench.sh $(VM) $(VM_OUT)/probe/{arch} /payload/abiprobe
+
+# Not part of `make test`: two full matrices under TCG take minutes.
+kernels-oci: vm-deps vm-build ## import the default matrix into a loopback registry, run it from there and from the .debs, compare
+	scripts/kernels-oci.sh $(VM) reports/vm-oci $(VM_OUT)/probe/{arch} /payload/abiprobe
 
 DEPS_TARGETS += vm-deps
 TEST_TARGETS += vm-test
