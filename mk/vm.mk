@@ -3,7 +3,8 @@ VM_OUT := $(OUT)/vm
 VM := $(VM_OUT)/vm
 VM_JOBS ?= $(shell nproc)
 VM_GOBUILD := CGO_ENABLED=0 GOOS=linux go build -trimpath -ldflags='-s -w -buildid='
-# Real-boot integration tests use one small kernel; override with VM_IT_KERNEL=<id>.
+# Real-boot integration tests use one small kernel; override with VM_IT_KERNEL=<id>. The OCI test (a loopback
+# docker-registry, from make vm-deps) boots 7.3-amd64 and 7.3-arm64 from their .debs and from their images.
 VM_IT_KERNEL ?= 7.3-arm64
 
 .PHONY: vm-deps vm-build vm-test vm-matrix vm-bench kernels-oci
@@ -18,9 +19,9 @@ vm-build: ## build out/vm/vm, the guest inits out/vm/vm-linux-{amd64,arm64} and 
 	  GOARCH=$$a $(VM_GOBUILD) -o $(VM_OUT)/probe/$$a/abiprobe ./cmd/abiprobe || exit 1; done
 	cp $(VM_OUT)/vm-linux-$$(go env GOARCH) $(VM).tmp && mv -f $(VM).tmp $(VM)
 
-vm-test: ## VM runner unit tests, then real boots of one kernel (normal, guest timeout, watchdog; ~30 s)
+vm-test: ## VM runner unit tests, then real boots: one kernel (normal, guest timeout, watchdog) and the OCI round trip (5 boots)
 	cd vm && CGO_ENABLED=0 go test -count=1 ./...
-	cd vm && VM_IT_KERNEL=$(VM_IT_KERNEL) CGO_ENABLED=0 go test -count=1 -tags vmintegration -timeout 8m -run Integration -v ./internal/runner
+	cd vm && VM_IT_KERNEL=$(VM_IT_KERNEL) CGO_ENABLED=0 go test -count=1 -tags vmintegration -timeout 20m -run Integration -v ./internal/runner
 
 # The probe's results go to their own directory: reports/vm holds the conformance matrix's.
 vm-matrix: vm-deps vm-build ## boot every kernel of the default matrix with the ABI probe payload and print the table
