@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
@@ -363,4 +364,38 @@ func TestPullTruncatedLayer(t *testing.T) {
 	_, err = Pull(context.Background(), root, mustRef(t, "oci-layout:"+dir+":k"), "arm64")
 	assert.ErrorContains(t, err, "layer "+ld.String()+": truncated or corrupt: got "+strconv.FormatInt(st.Size()/2, 10)+" bytes")
 	assertCacheClean(t, root)
+}
+
+// An index of both arches resolves to the asked platform's child, from a registry and from an OCI layout.
+func TestPullIndexByPlatform(t *testing.T) {
+	ctx := context.Background()
+	m64 := meta73
+	m64.Arch, m64.Release = "amd64", "7.3.4+deb13-amd64"
+	arm, err := Build(writeKernel(t, "arm64", "arm"), meta73)
+	require.NoError(t, err)
+	amd, err := Build(writeKernel(t, "amd64", "amd"), m64)
+	require.NoError(t, err)
+	idx := mutate.AppendManifests(empty.Index,
+		mutate.IndexAddendum{Add: amd, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "amd64"}}},
+		mutate.IndexAddendum{Add: arm, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "arm64"}}})
+	armDigest, err := arm.Digest()
+	require.NoError(t, err)
+
+	host := startRegistry(t, nil)
+	ref := mustRef(t, host+"/confine/kernel:7.3")
+	require.NoError(t, remote.WriteIndex(ref.fetchRef(), idx))
+	got, err := Pull(ctx, t.TempDir(), ref, "arm64")
+	require.NoError(t, err)
+	assert.Equal(t, armDigest, got.Digest)
+	assert.Equal(t, meta73, got.Meta)
+
+	dir := filepath.Join(t.TempDir(), "layout")
+	p, err := layout.Write(dir, empty.Index)
+	require.NoError(t, err)
+	require.NoError(t, p.AppendIndex(idx, layout.WithAnnotations(map[string]string{refName: "7.3"})))
+	got, err = Pull(ctx, t.TempDir(), mustRef(t, "oci-layout:"+dir+":7.3"), "arm64")
+	require.NoError(t, err)
+	assert.Equal(t, armDigest, got.Digest)
+	_, err = Pull(ctx, t.TempDir(), mustRef(t, "oci-layout:"+dir+":7.3"), "")
+	assert.ErrorContains(t, err, "is an index: name the platform")
 }
