@@ -277,6 +277,10 @@ func TestForeignImages(t *testing.T) {
 	assert.ErrorContains(t, err, "has no /boot/vmlinuz in its 1 layer(s)")
 	assertCacheClean(t, fresh)
 
+	_, err = Pull(ctx, fresh, push("dangling", rawImage(t, "amd64", map[string]string{"boot/vmlinuz": "->/boot/vmlinuz-6.6"})), "amd64")
+	assert.ErrorContains(t, err, "/boot/vmlinuz links to /boot/vmlinuz-6.6, which is not in the same layer")
+	assertCacheClean(t, fresh)
+
 	_, err = Pull(ctx, fresh, push("otherarch", rawImage(t, "arm64", map[string]string{"boot/vmlinuz": string(fakeKernel("amd64", "x"))})), "arm64")
 	assert.ErrorContains(t, err, "is an amd64 kernel, not arm64")
 	assertCacheClean(t, fresh)

@@ -274,35 +274,35 @@ func fromLayer(l v1.Layer, dir, out string) (bool, error) {
 		return false, fmt.Errorf("layer %s: %w", dig, err)
 	}
 	defer os.Remove(blob)
-	want := KernelPath
-	for hops := 0; hops < 2; hops++ {
-		h, r, closeFn, err := findMember(blob, want)
-		if err != nil {
+	h, r, closeFn, err := findMember(blob, KernelPath)
+	if err != nil {
+		return false, fmt.Errorf("layer %s: %w", dig, err)
+	}
+	if h == nil {
+		return false, nil
+	}
+	name := KernelPath
+	if h.Typeflag == tar.TypeSymlink {
+		closeFn()
+		name = memberName(path.Join(path.Dir(KernelPath), h.Linkname))
+		if path.IsAbs(h.Linkname) {
+			name = memberName(h.Linkname)
+		}
+		if h, r, closeFn, err = findMember(blob, name); err != nil {
 			return false, fmt.Errorf("layer %s: %w", dig, err)
 		}
 		if h == nil {
-			return false, nil
+			return false, fmt.Errorf("layer %s: /%s links to /%s, which is not in the same layer", dig, KernelPath, name)
 		}
-		if h.Typeflag == tar.TypeSymlink && hops == 0 {
-			closeFn()
-			want = memberName(path.Join(path.Dir(KernelPath), h.Linkname))
-			if path.IsAbs(h.Linkname) {
-				want = memberName(h.Linkname)
-			}
-			continue
-		}
-		if h.Typeflag != tar.TypeReg {
-			closeFn()
-			return false, fmt.Errorf("layer %s: /%s is not a regular file", dig, KernelPath)
-		}
-		err = writeFile(out, r)
-		closeFn()
-		if err != nil {
-			return false, fmt.Errorf("layer %s: /%s: %w", dig, want, err)
-		}
-		return true, nil
 	}
-	return false, fmt.Errorf("layer %s: /%s is a symlink to a symlink", dig, KernelPath)
+	defer closeFn()
+	if h.Typeflag != tar.TypeReg {
+		return false, fmt.Errorf("layer %s: /%s is not a regular file (or a symlink to one)", dig, name)
+	}
+	if err := writeFile(out, r); err != nil {
+		return false, fmt.Errorf("layer %s: /%s: %w", dig, name, err)
+	}
+	return true, nil
 }
 
 // download copies l's compressed bytes to path and checks them against the layer's digest and size.
