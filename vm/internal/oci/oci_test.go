@@ -219,6 +219,18 @@ func TestRoundTripLayout(t *testing.T) {
 	assert.Equal(t, m64, got.Meta)
 	_, err = Pull(ctx, root, mustRef(t, "oci-layout:"+dir+":c"), "amd64")
 	assert.ErrorContains(t, err, "not found in OCI layout")
+
+	// A config edited in place (say, to claim another ABI) no longer matches the manifest.
+	cfgDigest, err := imgB.ConfigName()
+	require.NoError(t, err)
+	cfgPath := filepath.Join(dir, "blobs", "sha256", cfgDigest.Hex)
+	b, err := os.ReadFile(cfgPath)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(cfgPath, bytes.Replace(b, []byte(`"3"`), []byte(`"9"`), 1), 0o644))
+	fresh := t.TempDir()
+	_, err = Pull(ctx, fresh, mustRef(t, "oci-layout:"+dir+":b"), "amd64")
+	assert.ErrorContains(t, err, "config does not match its digest "+cfgDigest.String())
+	assertCacheClean(t, fresh)
 }
 
 // rawImage builds a one-layer image for linux/arch holding files (name -> content; content "->x" is a symlink to

@@ -77,6 +77,9 @@ func pull(ctx context.Context, root string, ref Ref, arch string) (Kernel, error
 	if k, ok, err := cached(root, dig, arch); ok || err != nil {
 		return k, err
 	}
+	if err := verify(img, dig); err != nil {
+		return Kernel{}, err
+	}
 	cf, err := img.ConfigFile()
 	if err != nil {
 		return Kernel{}, fmt.Errorf("image %s: config: %w", dig, err)
@@ -170,6 +173,30 @@ func resolveLayout(ref Ref, arch string) (v1.Image, error) {
 		}
 	}
 	return nil, fmt.Errorf("index %s has no linux/%s child", desc.Digest, arch)
+}
+
+// verify checks the image manifest against dig and the config blob against the manifest (a layout directory's
+// files are read as they are; layers are checked as they are downloaded).
+func verify(img v1.Image, dig v1.Hash) error {
+	raw, err := img.RawManifest()
+	if err != nil {
+		return fmt.Errorf("image %s: manifest: %w", dig, err)
+	}
+	if got, _, _ := v1.SHA256(bytes.NewReader(raw)); got != dig {
+		return fmt.Errorf("image %s: manifest does not match its digest (it hashes to %s)", dig, got)
+	}
+	mf, err := img.Manifest()
+	if err != nil {
+		return fmt.Errorf("image %s: manifest: %w", dig, err)
+	}
+	cfg, err := img.RawConfigFile()
+	if err != nil {
+		return fmt.Errorf("image %s: config: %w", dig, err)
+	}
+	if got, _, _ := v1.SHA256(bytes.NewReader(cfg)); got != mf.Config.Digest {
+		return fmt.Errorf("image %s: config does not match its digest %s (it hashes to %s)", dig, mf.Config.Digest, got)
+	}
+	return nil
 }
 
 // checkPin fails when ref pins its tag to a digest and the tag now names another.
