@@ -20,7 +20,10 @@ reg_bin=/usr/bin/docker-registry
 tmp=$(mktemp -d)
 pid=
 cleanup() {
-	[[ -n $pid ]] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	if [[ -n $pid ]]; then
+		kill "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true # 143: it ended on our SIGTERM
+	fi
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
