@@ -51,8 +51,8 @@ func dockerRegistry(t *testing.T) string {
 		cmd.Process.Kill()
 		<-exited
 	})
-	// Readiness, not a timing assertion: poll until the registry answers or exits (30 s bounds a broken start).
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	// Poll until the registry answers or exits; a registry that does neither ends at go test's -timeout.
+	for ; ; time.Sleep(100 * time.Millisecond) {
 		select {
 		case err := <-exited:
 			t.Fatalf("docker-registry exited: %v: %s", err, logs.String())
@@ -64,7 +64,6 @@ func dockerRegistry(t *testing.T) string {
 				return addr
 			}
 		}
-		require.True(t, time.Now().Before(deadline), "docker-registry did not answer on %s: %s", addr, logs.String())
 	}
 }
 
