@@ -2,8 +2,8 @@
 
 // Kernels as OCI images end to end (tag vmintegration, run by `make vm-test`): a real registry (Debian's
 // docker-registry) on loopback, two Debian kernels (one per arch) imported, pushed, pulled back and booted from
-// their references next to the same kernels from their .debs, plus one kernel file packed with import-file's
-// library path. Five TCG boots in one run, two at a time.
+// their references next to the same kernels from their .debs, plus one kernel file packed with `vm kernel
+// import-file`. Five TCG boots in one run, two at a time.
 package runner
 
 import (
@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -122,25 +123,25 @@ func TestIntegrationOCI(t *testing.T) {
 		refs = append(refs, ref.Raw)
 	}
 
-	// A user's kernel file (here the arm64 .deb's image, labelled as a file would be) joins by reference.
+	// A user's kernel file (here the arm64 .deb's image) packed by the CLI's import-file joins by reference. The
+	// guest init built for the host's arch is the vm CLI itself.
+	initDir, payload := buildBoth(t)
 	arm := targets[1]
 	ex, err := FetchKernel(ctx, cache, arm.Kernel)
 	require.NoError(t, err)
-	fileMeta := oci.Meta{Arch: "arm64", Release: "7.3.4+deb13-arm64", Landlock: vm.LandlockAvailable, ABI: arm.ABI, Source: "file vmlinuz (integration test)"}
-	img, err := oci.Build(ex.Path, fileMeta)
-	require.NoError(t, err)
-	fileRef, err := oci.ParseRef(host + "/confine/kernel:file-arm64")
-	require.NoError(t, err)
-	_, err = oci.Write(ctx, img, fileRef)
-	require.NoError(t, err)
-	refs = append(refs, fileRef.Raw)
+	fileRef := host + "/confine/kernel:file-arm64"
+	cmd := exec.Command(filepath.Join(initDir, "vm-linux-"+runtime.GOARCH), "kernel", "import-file", ex.Path, "--arch", "arm64",
+		"--release", "7.3.4+deb13-arm64", "--expect-abi", fmt.Sprint(arm.ABI), "--source", "file (integration test)", "--to", fileRef)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "vm kernel import-file: %s", out)
+	t.Logf("import-file: %s", out)
+	refs = append(refs, fileRef)
 
 	for _, r := range refs {
 		tg, err := ImageTarget(ctx, cache.Root, r, "")
 		require.NoError(t, err)
 		targets = append(targets, tg)
 	}
-	initDir, payload := buildBoth(t)
 	o := Options{
 		Targets: targets, Payload: payload, Argv: []string{"/payload/abiprobe"}, Jobs: 2, Accel: "auto",
 		Results: t.TempDir(), InitDir: initDir, Cache: cache, Busybox: m.Busybox, Progress: testWriter{t},
