@@ -4,7 +4,8 @@ VM := $(VM_OUT)/vm
 VM_JOBS ?= $(shell nproc)
 VM_GOBUILD := CGO_ENABLED=0 GOOS=linux go build -trimpath -ldflags='-s -w -buildid='
 # Real-boot integration tests use one small kernel; override with VM_IT_KERNEL=<id>. The OCI test (a loopback
-# docker-registry, from make vm-deps) boots 7.3-amd64 and 7.3-arm64 from their .debs and from their images.
+# docker-registry, from make vm-deps) boots 7.3-amd64 and 7.3-arm64 from their .debs and from their images, an
+# import-file kernel and an unlabelled image of 5.10-arm64 (no Landlock: a skip).
 VM_IT_KERNEL ?= 7.3-arm64
 
 .PHONY: vm-deps vm-build vm-test vm-matrix vm-bench kernels-oci
@@ -19,7 +20,7 @@ vm-build: ## build out/vm/vm, the guest inits out/vm/vm-linux-{amd64,arm64} and 
 	  GOARCH=$$a $(VM_GOBUILD) -o $(VM_OUT)/probe/$$a/abiprobe ./cmd/abiprobe || exit 1; done
 	cp $(VM_OUT)/vm-linux-$$(go env GOARCH) $(VM).tmp && mv -f $(VM).tmp $(VM)
 
-vm-test: ## VM runner unit tests, then real boots: one kernel (normal, guest timeout, watchdog) and the OCI round trip (5 boots)
+vm-test: ## VM runner unit tests, then real boots: one kernel (normal, guest timeout, watchdog) and the OCI round trip (6 boots)
 	cd vm && CGO_ENABLED=0 go test -count=1 ./...
 	cd vm && VM_IT_KERNEL=$(VM_IT_KERNEL) CGO_ENABLED=0 go test -count=1 -tags vmintegration -timeout 20m -run Integration -v ./internal/runner
 

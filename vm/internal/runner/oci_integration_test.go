@@ -3,10 +3,12 @@
 // Kernels as OCI images end to end (tag vmintegration, run by `make vm-test`): a real registry (Debian's
 // docker-registry) on loopback, two Debian kernels (one per arch) imported, pushed, pulled back and booted from
 // their references next to the same kernels from their .debs, plus one kernel file packed with `vm kernel
-// import-file`. Five TCG boots in one run, two at a time.
+// import-file`, and another project's unlabelled image of a kernel without Landlock (a skip). Six TCG boots in one
+// run, two at a time.
 package runner
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
 	"fmt"
@@ -20,6 +22,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -85,6 +90,34 @@ func buildBoth(t *testing.T) (initDir, payload string) {
 	return filepath.Join(dir, "bin"), filepath.Join(dir, "payload", "{arch}")
 }
 
+// pushUnlabelled pushes the kernel at path as an image of the common layout with no labels: ./boot/vmlinuz-REL
+// and a symlink ./boot/vmlinuz to it.
+func pushUnlabelled(t *testing.T, path, arch, ref string) {
+	kernel, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	require.NoError(t, tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: "./boot/", Mode: 0o755}))
+	require.NoError(t, tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "./boot/vmlinuz-5.10", Mode: 0o644, Size: int64(len(kernel))}))
+	_, err = tw.Write(kernel)
+	require.NoError(t, err)
+	require.NoError(t, tw.WriteHeader(&tar.Header{Typeflag: tar.TypeSymlink, Name: "./boot/vmlinuz", Linkname: "vmlinuz-5.10"}))
+	require.NoError(t, tw.Close())
+	layer, err := tarball.LayerFromReader(&buf)
+	require.NoError(t, err)
+	img, err := mutate.AppendLayers(empty.Image, layer)
+	require.NoError(t, err)
+	cf, err := img.ConfigFile()
+	require.NoError(t, err)
+	cf.OS, cf.Architecture = "linux", arch
+	img, err = mutate.ConfigFile(img, cf)
+	require.NoError(t, err)
+	r, err := oci.ParseRef(ref)
+	require.NoError(t, err)
+	_, err = oci.Write(context.Background(), img, r)
+	require.NoError(t, err)
+}
+
 func TestIntegrationOCI(t *testing.T) {
 	ctx := context.Background()
 	m, err := vm.Load()
@@ -137,6 +170,16 @@ func TestIntegrationOCI(t *testing.T) {
 	t.Logf("import-file: %s", out)
 	refs = append(refs, fileRef)
 
+	// Another project's image: the common layout (/boot/vmlinuz a symlink to the versioned file), no labels, and a
+	// kernel without Landlock (Debian's 5.10). It boots, and its result is a skip with the reason.
+	old, err := m.Select([]string{"5.10-arm64"}, nil)
+	require.NoError(t, err)
+	oldEx, err := FetchKernel(ctx, cache, old[0])
+	require.NoError(t, err)
+	foreignRef := host + "/other/kernel:5.10-unlabelled"
+	pushUnlabelled(t, oldEx.Path, "arm64", foreignRef)
+	refs = append(refs, foreignRef)
+
 	for _, r := range refs {
 		tg, err := ImageTarget(ctx, cache.Root, r, "")
 		require.NoError(t, err)
@@ -148,8 +191,12 @@ func TestIntegrationOCI(t *testing.T) {
 	}
 	recs, err := Run(ctx, o)
 	require.NoError(t, err)
-	require.Len(t, recs, 5)
-	for _, r := range recs {
+	require.Len(t, recs, 6)
+	foreign := recs[5]
+	assert.Equal(t, Skip, foreign.Result, foreign.Error)
+	assert.Contains(t, foreign.Error, "no Landlock expectation for this kernel (no labels, vm/KERNEL-IMAGE.md) and the kernel reports absent")
+	assert.Equal(t, "5.10.0-32-arm64", foreign.Release)
+	for _, r := range recs[:5] {
 		require.Equal(t, OK, r.Result, "%s: %s\n%s", r.Kernel, r.Error, strings.Join(r.ConsoleTail, "\n"))
 	}
 	for i, deb := range recs[:2] {
