@@ -369,8 +369,8 @@ func (o *Options) runOne(ctx context.Context, t Target, p *prepared) Record {
 func (o *Options) record(t Target, accel, result, msg string) Record {
 	return Record{
 		Schema: "confine.vm.result/v1", Kernel: t.ID, Package: t.Package, Version: t.Version, Image: t.Image,
-		ImageSHA256: t.ImageSHA256, ImageRef: t.Ref, ImageDigest: t.Digest, Arch: t.Arch, Accel: accel, CmdlineExtra: t.Cmdline, ExpectedLandlock: t.Landlock,
-		ExpectedABI: t.ABI, Exit: -1, Result: result, Error: msg,
+		ImageSHA256: t.ImageSHA256, ImageRef: t.Ref, ImageDigest: t.Digest, Arch: t.Arch, Accel: accel,
+		CmdlineExtra: t.Cmdline, ExpectedLandlock: t.Landlock, ExpectedABI: t.ABI, Exit: -1, Result: result, Error: msg,
 	}
 }
 
@@ -448,13 +448,13 @@ func (o *Options) boot(ctx context.Context, t Target, p *prepared, accel string,
 // classify turns a verified guest result into ok/fail/infra/skip with a one-line reason.
 func classify(t Target, r *console.Result) (string, string) {
 	switch {
-	case t.Landlock == "" && r.Landlock != vm.LandlockAvailable:
-		return Skip, fmt.Sprintf("no Landlock expectation for this kernel (no labels, vm/KERNEL-IMAGE.md) and the kernel reports %s (payload exit %d)",
-			vm.RenderABI(r.Landlock, r.ABI), r.Exit)
 	case r.TimedOut:
 		return Fail, r.Error
 	case r.Error != "" && r.Exit == -1:
 		return Infra, "guest supervisor: " + r.Error
+	case t.Landlock == "" && r.Landlock != vm.LandlockAvailable:
+		return Skip, fmt.Sprintf("no Landlock expectation for this kernel (no labels, vm/KERNEL-IMAGE.md) and the kernel reports %s (payload exit %d)",
+			vm.RenderABI(r.Landlock, r.ABI), r.Exit)
 	case r.Exit != 0:
 		msg := fmt.Sprintf("payload exited with status %d", r.Exit)
 		if r.Signal != "" {
