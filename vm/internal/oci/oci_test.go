@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"io"
 	"log"
 	"net/http"
@@ -414,4 +415,37 @@ func TestPullIndexByPlatform(t *testing.T) {
 	assert.Equal(t, armDigest, got.Digest)
 	_, err = Pull(ctx, t.TempDir(), mustRef(t, "oci-layout:"+dir+":7.3"), "")
 	assert.ErrorContains(t, err, "is an index: name the platform")
+}
+
+// Credentials come from the Docker config (authn.DefaultKeychain), as `docker login` writes them.
+func TestRegistryAuthFromDockerConfig(t *testing.T) {
+	host := startRegistry(t, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if u, p, ok := r.BasicAuth(); !ok || u != "ci" || p != "s3cret" {
+				w.Header().Set("WWW-Authenticate", `Basic realm="kernels"`)
+				w.WriteHeader(http.StatusUnauthorized)
+				return
+			}
+			h.ServeHTTP(w, r)
+		})
+	})
+	cfg := t.TempDir()
+	auth := base64.StdEncoding.EncodeToString([]byte("ci:s3cret"))
+	require.NoError(t, os.WriteFile(filepath.Join(cfg, "config.json"), []byte(`{"auths":{"`+host+`":{"auth":"`+auth+`"}}}`), 0o600))
+	t.Setenv("DOCKER_CONFIG", cfg)
+	img, err := Build(writeKernel(t, "arm64", "a"), meta73)
+	require.NoError(t, err)
+	ref := mustRef(t, host+"/confine/kernel:7.3-arm64")
+	ctx := context.Background()
+	_, err = Write(ctx, img, ref)
+	require.NoError(t, err)
+	_, err = Pull(ctx, t.TempDir(), ref, "arm64")
+	require.NoError(t, err)
+
+	t.Setenv("DOCKER_CONFIG", t.TempDir()) // no credentials
+	root := t.TempDir()
+	_, err = Pull(ctx, root, ref, "arm64")
+	assert.ErrorContains(t, err, "registry "+host+" refused the credentials of ~/.docker/config.json ($DOCKER_CONFIG), or there are none")
+	assert.ErrorContains(t, err, "401 Unauthorized")
+	assertCacheClean(t, root)
 }

@@ -214,6 +214,9 @@ func describe(ref Ref, err error) error {
 	switch {
 	case errors.As(err, &te) && te.StatusCode == http.StatusNotFound:
 		return fmt.Errorf("no such image in %s (HTTP 404): %w", ref.Repo, err)
+	case errors.As(err, &te) && (te.StatusCode == http.StatusUnauthorized || te.StatusCode == http.StatusForbidden):
+		return fmt.Errorf("registry %s refused the credentials of ~/.docker/config.json ($DOCKER_CONFIG), or there are none (docker login %s): %w",
+			ref.Repo.RegistryStr(), ref.Repo.RegistryStr(), err)
 	case errors.As(err, &ne):
 		return fmt.Errorf("registry %s unreachable: %w", ref.Repo.RegistryStr(), err)
 	}
