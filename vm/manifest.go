@@ -19,13 +19,14 @@ const (
 	LandlockDisabled  = "disabled"  // compiled in but left out of lsm=: EOPNOTSUPP
 )
 
-// Kernel is one entry of the matrix: a Debian kernel package pinned to a version, booted with optional extra kernel
-// command-line arguments.
+// Kernel is one entry of the matrix: a Debian kernel package pinned to a version, or a kernel image given as an OCI
+// reference (vm/KERNEL-IMAGE.md), booted with optional extra kernel command-line arguments.
 type Kernel struct {
 	ID       string `json:"id"`                // unique, e.g. "6.12-amd64", "6.12-amd64-disabled"
 	Arch     string `json:"arch"`              // Debian/Go architecture: amd64 or arm64
-	Package  string `json:"package"`           // linux-image-* (< 6.19) or linux-binary-* (>= 6.19)
-	Version  string `json:"version"`           // exact Debian version, as apt-cache madison prints it
+	Package  string `json:"package,omitempty"` // linux-image-* (< 6.19) or linux-binary-* (>= 6.19); optional with Ref
+	Version  string `json:"version,omitempty"` // exact Debian version, as apt-cache madison prints it
+	Ref      string `json:"ref,omitempty"`     // OCI image to take the kernel from instead of fetching Package
 	Landlock string `json:"landlock"`          // LandlockAvailable, LandlockAbsent or LandlockDisabled
 	ABI      int    `json:"abi"`               // expected landlock_create_ruleset VERSION result; 0 unless available
 	Cmdline  string `json:"cmdline,omitempty"` // extra kernel command line, space separated (e.g. an lsm= list)
@@ -91,10 +92,10 @@ func Parse(b []byte) (*Manifest, error) {
 			return nil, fmt.Errorf("kernel manifest: duplicate id %q", k.ID)
 		case !knownArch(k.Arch):
 			return nil, fmt.Errorf("kernel manifest: %s: arch %q, want amd64 or arm64", k.ID, k.Arch)
-		case !strings.HasPrefix(k.Package, "linux-image-") && !strings.HasPrefix(k.Package, "linux-binary-"):
+		case (k.Ref == "" || k.Package != "") && !strings.HasPrefix(k.Package, "linux-image-") && !strings.HasPrefix(k.Package, "linux-binary-"):
 			return nil, fmt.Errorf("kernel manifest: %s: package %q is not linux-image-* or linux-binary-*", k.ID, k.Package)
-		case k.Version == "":
-			return nil, fmt.Errorf("kernel manifest: %s: version is required", k.ID)
+		case (k.Package == "") != (k.Version == ""):
+			return nil, fmt.Errorf("kernel manifest: %s: package and version go together", k.ID)
 		case k.Landlock == LandlockAvailable && k.ABI < 1:
 			return nil, fmt.Errorf("kernel manifest: %s: landlock available needs abi >= 1", k.ID)
 		case (k.Landlock == LandlockAbsent || k.Landlock == LandlockDisabled) && k.ABI != 0:
@@ -155,11 +156,11 @@ func (m *Manifest) has(id string) bool {
 }
 
 // Shard returns the i-th of n interleaved shards of ks (1 <= i <= n), so CI can spread the matrix over n runners.
-func Shard(ks []Kernel, i, n int) ([]Kernel, error) {
+func Shard[T any](ks []T, i, n int) ([]T, error) {
 	if n < 1 || i < 1 || i > n {
 		return nil, fmt.Errorf("bad shard %d/%d: want 1 <= i <= n", i, n)
 	}
-	var out []Kernel
+	var out []T
 	for j, k := range ks {
 		if j%n == i-1 {
 			out = append(out, k)

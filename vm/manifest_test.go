@@ -49,10 +49,20 @@ func TestParseRejects(t *testing.T) {
 		"available no abi": {`{"id":"a","arch":"amd64","package":"linux-image-a","version":"1","landlock":"available"}`, "abi >= 1"},
 		"not a kernel":     {`{"id":"a","arch":"amd64","package":"bash","version":"1","landlock":"absent"}`, "not linux-image"},
 		"bad state":        {`{"id":"a","arch":"amd64","package":"linux-image-a","version":"1","landlock":"maybe"}`, "want available"},
+		"no version":       {`{"id":"a","arch":"amd64","package":"linux-image-a","ref":"r/k:a","landlock":"absent"}`, "package and version go together"},
+		"neither":          {`{"id":"a","arch":"amd64","landlock":"absent"}`, "not linux-image"},
 	} {
 		_, err := Parse([]byte(strings.Replace(base, "%s", tc.kernels, 1)))
 		assert.ErrorContains(t, err, tc.want, name)
 	}
+}
+
+func TestParseRefEntry(t *testing.T) {
+	m, err := Parse([]byte(`{"schema":"confine.vm.kernels/v1","apt_sources":["deb x y z"],"busybox":{"package":"b","version":"1"},` +
+		`"kernels":[{"id":"wsl2-6.6","arch":"amd64","ref":"ghcr.io/you/kernels:wsl2-6.6","landlock":"available","abi":3}]}`))
+	require.NoError(t, err)
+	assert.Equal(t, "ghcr.io/you/kernels:wsl2-6.6", m.Kernels[0].Ref)
+	assert.Empty(t, m.Kernels[0].Package)
 }
 
 func TestSelectAndShard(t *testing.T) {

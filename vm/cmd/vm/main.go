@@ -1,4 +1,5 @@
-// Command vm boots Debian kernels in QEMU and runs a payload in each: `vm run --payload DIR -- CMD ARGS...`.
+// Command vm boots Debian kernels (or kernels packed as OCI images) in QEMU and runs a payload in each:
+// `vm run --payload DIR -- CMD ARGS...`.
 // The same static binary is the guest's /init: run as PID 1 it becomes the guest supervisor.
 //
 // Exit statuses: 0 every kernel ok; 1 a payload failed (or reported an unexpected Landlock state); 2 usage;
@@ -25,6 +26,7 @@ import (
 	"github.com/confine-dev/confine/vm"
 	"github.com/confine-dev/confine/vm/internal/fetch"
 	"github.com/confine-dev/confine/vm/internal/guest"
+	"github.com/confine-dev/confine/vm/internal/oci"
 	"github.com/confine-dev/confine/vm/internal/runner"
 )
 
@@ -46,7 +48,8 @@ const usage = `usage:
   vm run [flags] --payload DIR -- GUEST-CMD [ARGS...]   boot kernels, run GUEST-CMD in each
   vm fetch [--kernels IDS] [--arch ARCHES]               fetch kernels into the cache
   vm kernels                                             list the kernel manifest
-run 'vm run -h' for its flags`
+  vm kernel import-deb|import-file|pull ...              kernels as OCI images (vm/KERNEL-IMAGE.md)
+run 'vm run -h' for its flags; 'vm kernel' for the image subcommands`
 
 func cli(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
@@ -65,6 +68,8 @@ func cli(args []string, stdout, stderr io.Writer) int {
 		return fetchCmd(m, args[1:], stdout, stderr)
 	case "kernels":
 		return kernelsCmd(m, stdout)
+	case "kernel":
+		return kernelCmd(m, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprintln(stdout, usage)
 		return 0
@@ -92,7 +97,8 @@ func cacheFor(m *vm.Manifest, root string, stderr io.Writer) *fetch.Cache {
 func runCmd(m *vm.Manifest, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("vm run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	kernels := fs.String("kernels", "", "comma-separated kernel ids (default: the whole manifest; see 'vm kernels')")
+	kernels := fs.String("kernels", "", "comma-separated kernel ids (default: the whole manifest; see 'vm kernels'), image references "+
+		"(REF: expectation from its labels) or ID=REF (manifest kernel ID, its kernel taken from REF)")
 	arches := fs.String("arch", "", "comma-separated guest arches: amd64, arm64 (default: both)")
 	shard := fs.String("shard", "", "run only shard i of n of the selection, as i/n with 1 <= i <= n")
 	timeout := fs.Duration("timeout", 10*time.Minute, "guest-side payload timeout")
@@ -129,6 +135,8 @@ func runCmd(m *vm.Manifest, args []string, stdout, stderr io.Writer) int {
 	if *jobs < 1 {
 		return usageErr("--jobs must be at least 1")
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	var targets []runner.Target
 	if *kernelPath != "" {
 		a := list(*arches)
@@ -141,25 +149,22 @@ func runCmd(m *vm.Manifest, args []string, stdout, stderr io.Writer) int {
 		}
 		targets = []runner.Target{{Kernel: vm.Kernel{ID: "custom-" + a[0], Arch: a[0]}, Image: abs}}
 	} else {
-		ks, err := m.Select(list(*kernels), list(*arches))
-		if err != nil {
-			return usageErr("%v", err)
+		var code int
+		if targets, code = selectTargets(ctx, m, list(*kernels), list(*arches), *cache, stderr); code != 0 {
+			return code
 		}
 		if *shard != "" {
 			i, n, err := parseShard(*shard)
 			if err != nil {
 				return usageErr("%v", err)
 			}
-			if ks, err = vm.Shard(ks, i, n); err != nil {
+			if targets, err = vm.Shard(targets, i, n); err != nil {
 				return usageErr("%v", err)
 			}
-			if len(ks) == 0 {
+			if len(targets) == 0 {
 				fmt.Fprintf(stderr, "vm run: shard %s is empty\n", *shard)
 				return 0
 			}
-		}
-		for _, k := range ks {
-			targets = append(targets, runner.Target{Kernel: k})
 		}
 	}
 	self, err := os.Executable()
@@ -170,8 +175,6 @@ func runCmd(m *vm.Manifest, args []string, stdout, stderr io.Writer) int {
 	if *initDir == "" {
 		*initDir = filepath.Dir(self)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	start := time.Now()
 	recs, err := runner.Run(ctx, runner.Options{
 		Targets: targets, Payload: *payload, Argv: argv, Timeout: *timeout, Silence: *silence, Jobs: *jobs,
@@ -199,6 +202,65 @@ func runCmd(m *vm.Manifest, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return code
+}
+
+// selectTargets turns --kernels items and --arch into targets: manifest ids (in manifest order, ID=REF taking the
+// kernel from REF), then image references, pulled now so their arch and labels are known (--arch, when it names
+// one arch, picks the platform). It returns a non-zero exit status after printing the error.
+func selectTargets(ctx context.Context, m *vm.Manifest, items, arches []string, cache string, stderr io.Writer) ([]runner.Target, int) {
+	var ids, refs []string
+	refOf := map[string]string{}
+	for _, it := range items {
+		if id, ref, ok := strings.Cut(it, "="); ok && oci.IsRef(ref) {
+			ids, refOf[id] = append(ids, id), ref
+		} else if oci.IsRef(it) {
+			refs = append(refs, it)
+		} else {
+			ids = append(ids, it)
+		}
+	}
+	var targets []runner.Target
+	if len(ids) > 0 || len(refs) == 0 {
+		ks, err := m.Select(ids, arches)
+		if err != nil {
+			fmt.Fprintf(stderr, "vm run: %v\n", err)
+			return nil, exitUsage
+		}
+		for _, k := range ks {
+			if r := refOf[k.ID]; r != "" {
+				k.Ref = r
+			}
+			targets = append(targets, runner.Target{Kernel: k})
+		}
+	}
+	for _, a := range arches {
+		if a != "amd64" && a != "arm64" {
+			fmt.Fprintf(stderr, "vm run: unknown arch %q (known: amd64, arm64)\n", a)
+			return nil, exitUsage
+		}
+	}
+	arch := ""
+	if len(arches) == 1 {
+		arch = arches[0]
+	}
+	seen := map[string]bool{}
+	for _, t := range targets {
+		seen[t.ID] = true
+	}
+	for _, ref := range refs {
+		t, err := runner.ImageTarget(ctx, cache, ref, arch)
+		if err != nil {
+			fmt.Fprintf(stderr, "vm run: %v\n", err)
+			return nil, exitSetup
+		}
+		if seen[t.ID] {
+			fmt.Fprintf(stderr, "vm run: kernel id %q given twice (%s): tag the images apart\n", t.ID, ref)
+			return nil, exitUsage
+		}
+		seen[t.ID] = true
+		targets = append(targets, t)
+	}
+	return targets, 0
 }
 
 func parseShard(s string) (int, int, error) {
@@ -237,8 +299,8 @@ func printTable(w io.Writer, recs []runner.Record, wall time.Duration) {
 		counts[r.Result]++
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "%d kernels: %d ok, %d fail, %d infra; wall %.1fs, sum of boots %.1fs\n",
-		len(recs), counts[runner.OK], counts[runner.Fail], counts[runner.Infra], wall.Seconds(), boot)
+	fmt.Fprintf(w, "%d kernels: %d ok, %d fail, %d infra, %d skip; wall %.1fs, sum of boots %.1fs\n",
+		len(recs), counts[runner.OK], counts[runner.Fail], counts[runner.Infra], counts[runner.Skip], wall.Seconds(), boot)
 }
 
 func fetchCmd(m *vm.Manifest, args []string, stdout, stderr io.Writer) int {

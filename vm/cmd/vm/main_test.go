@@ -56,3 +56,61 @@ func TestKernelsList(t *testing.T) {
 	assert.Contains(t, out, "6.12-amd64-disabled")
 	assert.Contains(t, out, "linux-binary-7.3.4+deb13-arm64")
 }
+
+func TestKernelUsageErrors(t *testing.T) {
+	for name, tc := range map[string]struct {
+		args []string
+		want string
+	}{
+		"no subcommand":  {[]string{"kernel"}, "usage:"},
+		"unknown":        {[]string{"kernel", "push"}, `unknown subcommand "push"`},
+		"deb syntax":     {[]string{"kernel", "import-deb", "linux-image-x", "--arch", "amd64", "--to", "oci-layout:/tmp/x"}, "want PKG=VERSION"},
+		"deb no arch":    {[]string{"kernel", "import-deb", "a=1", "--to", "oci-layout:/tmp/x"}, "--arch amd64 or arm64 is required"},
+		"deb no to":      {[]string{"kernel", "import-deb", "a=1", "--arch", "amd64"}, "--to REF is required"},
+		"file no expect": {[]string{"kernel", "import-file", "vmlinuz", "--arch", "amd64", "--release", "r", "--to", "oci-layout:/tmp/x"}, "--release and --expect-abi are required"},
+		"file bad abi":   {[]string{"kernel", "import-file", "vmlinuz", "--arch", "amd64", "--release", "r", "--expect-abi", "0", "--to", "oci-layout:/tmp/x"}, "want an ABI number >= 1"},
+		"to digest":      {[]string{"kernel", "import-file", "vmlinuz", "--arch", "amd64", "--release", "r", "--expect-abi", "3", "--to", "oci-layout:/tmp/x@sha256:00"}, "bad digest"},
+		"pull two":       {[]string{"kernel", "pull", "a/b", "c/d"}, "want exactly one REF"},
+		"pull arch":      {[]string{"kernel", "pull", "--arch", "s390x", "a/b"}, `--arch "s390x"`},
+	} {
+		code, _, stderr := runCLI(tc.args...)
+		assert.Equal(t, exitUsage, code, name)
+		assert.Contains(t, stderr, tc.want, name)
+	}
+}
+
+// import-file into an OCI layout, pull it back, and hand it to run (which stops at the payload check).
+func TestImportFilePullRun(t *testing.T) {
+	dir := t.TempDir()
+	kernel := filepath.Join(dir, "bzImage")
+	b := make([]byte, 0x300)
+	copy(b[0x202:], "HdrS")
+	require.NoError(t, os.WriteFile(kernel, b, 0o644))
+	ref := "oci-layout:" + filepath.Join(dir, "layout") + ":wsl2"
+	cache := t.TempDir()
+	args := []string{"kernel", "import-file", kernel, "--arch", "amd64", "--release", "6.6.87.2-microsoft-standard-WSL2", "--expect-abi", "3", "--source", "WSL2", "--to", ref}
+	code, out1, stderr := runCLI(args...)
+	require.Equal(t, 0, code, stderr)
+	assert.Regexp(t, `^sha256:[0-9a-f]{64}\t`, out1)
+	code, out2, _ := runCLI(args...)
+	require.Equal(t, 0, code)
+	assert.Equal(t, out1, out2, "re-importing gives the same digest")
+
+	code, out, stderr := runCLI("kernel", "pull", "--cache", cache, ref)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "linux/amd64")
+	assert.Contains(t, out, "expected landlock 3")
+	code, _, stderr = runCLI("kernel", "pull", "--cache", cache, "--arch", "arm64", ref)
+	assert.Equal(t, exitSetup, code)
+	assert.Contains(t, stderr, "is for linux/amd64, want linux/arm64")
+
+	code, _, stderr = runCLI("run", "--kernels", ref, "--cache", cache, "--results", t.TempDir(), "--payload", filepath.Join(dir, "none"), "--", "/x")
+	assert.Equal(t, exitSetup, code)
+	assert.Contains(t, stderr, "payload: ")
+	code, _, stderr = runCLI("run", "--kernels", ref+","+ref, "--cache", cache, "--payload", "p", "--", "/x")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, `kernel id "wsl2" given twice`)
+	code, _, stderr = runCLI("run", "--kernels", "oci-layout:"+filepath.Join(dir, "nope"), "--cache", cache, "--payload", "p", "--", "/x")
+	assert.Equal(t, exitSetup, code)
+	assert.Contains(t, stderr, "no OCI layout at")
+}

@@ -13,21 +13,24 @@ const (
 	OK    = "ok"    // the payload exited 0 and the kernel reported the expected Landlock state
 	Fail  = "fail"  // the payload failed, timed out in the guest, or the Landlock state differs from the manifest
 	Infra = "infra" // the outcome is unknown: no verified result came back (hang, panic, QEMU error, corruption)
+	Skip  = "skip"  // nothing to test: a kernel without an expected Landlock state reported no Landlock
 )
 
 // Record is <id>.json: what happened on one kernel. Schema confine.vm.result/v1.
 type Record struct {
 	Schema           string   `json:"schema"`
 	Kernel           string   `json:"kernel"`  // manifest id, or custom-<arch> for --kernel PATH
-	Package          string   `json:"package"` // Debian package and version; empty for --kernel PATH
+	Package          string   `json:"package"` // Debian package and version; empty for --kernel PATH or a non-Debian image
 	Version          string   `json:"version"`
 	Image            string   `json:"image"` // kernel image path (in the cache, or --kernel PATH)
 	ImageSHA256      string   `json:"image_sha256"`
-	Release          string   `json:"release"` // uname -r in the guest
+	ImageRef         string   `json:"image_ref,omitempty"`    // OCI reference the kernel was pulled from
+	ImageDigest      string   `json:"image_digest,omitempty"` // its image manifest digest
+	Release          string   `json:"release"`                // uname -r in the guest
 	Arch             string   `json:"arch"`
 	Accel            string   `json:"accel"` // kvm or tcg
 	CmdlineExtra     string   `json:"cmdline_extra"`
-	ExpectedLandlock string   `json:"expected_landlock"` // from the manifest; empty for --kernel PATH
+	ExpectedLandlock string   `json:"expected_landlock"` // from the manifest or image labels; empty for --kernel PATH
 	ExpectedABI      int      `json:"expected_abi"`
 	Landlock         string   `json:"landlock"` // what the guest supervisor's probe found
 	ABI              int      `json:"abi"`
@@ -49,6 +52,7 @@ type junitSuite struct {
 	Tests    int         `xml:"tests,attr"`
 	Failures int         `xml:"failures,attr"`
 	Errors   int         `xml:"errors,attr"`
+	Skipped  int         `xml:"skipped,attr"`
 	Time     string      `xml:"time,attr"`
 	Cases    []junitCase `xml:"testcase"`
 }
@@ -59,6 +63,7 @@ type junitCase struct {
 	Time    string        `xml:"time,attr"`
 	Failure *junitProblem `xml:"failure,omitempty"`
 	Error   *junitProblem `xml:"error,omitempty"`
+	Skipped *junitProblem `xml:"skipped,omitempty"`
 }
 
 type junitProblem struct {
@@ -66,7 +71,7 @@ type junitProblem struct {
 	Text    string `xml:",chardata"`
 }
 
-// JUnit renders r as a one-case JUnit report: a failure for Fail, an error for Infra.
+// JUnit renders r as a one-case JUnit report: a failure for Fail, an error for Infra, skipped for Skip.
 func (r Record) JUnit() ([]byte, error) {
 	t := fmt.Sprintf("%.3f", r.Seconds)
 	c := junitCase{Class: "vm." + r.Arch, Name: r.Kernel, Time: t}
@@ -80,6 +85,8 @@ func (r Record) JUnit() ([]byte, error) {
 		c.Failure, s.Failures = &junitProblem{Message: r.Error, Text: detail}, 1
 	case Infra:
 		c.Error, s.Errors = &junitProblem{Message: r.Error, Text: detail}, 1
+	case Skip:
+		c.Skipped, s.Skipped = &junitProblem{Message: r.Error, Text: detail}, 1
 	}
 	s.Cases = []junitCase{c}
 	b, err := xml.MarshalIndent(junitSuites{Suites: []junitSuite{s}}, "", "  ")

@@ -30,11 +30,13 @@ import (
 	"github.com/confine-dev/confine/vm/internal/qemu"
 )
 
-// Target is one kernel to boot: a manifest entry, or an ad-hoc one for --kernel PATH (Image set, Package empty).
+// Target is one kernel to boot: a manifest entry, an OCI image (ImageTarget), or an ad-hoc one for --kernel PATH
+// (Image set, Package empty).
 type Target struct {
 	vm.Kernel
-	Image       string // kernel image path; empty: Run fetches the manifest's package into the cache
+	Image       string // kernel image path; empty: Run pulls Ref, else fetches Package, into the cache
 	ImageSHA256 string // hex sha256 of Image, set by Run (from the cache's record, or hashed once)
+	Digest      string // digest of Ref's image manifest ("sha256:<hex>"), once pulled
 }
 
 // Options configure Run. Zero values take the documented defaults.
@@ -205,9 +207,14 @@ func (o *Options) firstTarget(arch string) Target {
 	panic("BUG(vm): no target for " + arch)
 }
 
-// resolveKernel fetches a manifest kernel into the cache (or takes a local image), checks its arch and records its
-// sha256.
+// resolveKernel pulls or fetches a manifest kernel into the cache (or takes a local image), checks its arch and
+// records its sha256.
 func (o *Options) resolveKernel(ctx context.Context, t *Target) error {
+	if t.Image == "" && t.Ref != "" {
+		if err := pullKernel(ctx, o.Cache.Root, t); err != nil {
+			return err
+		}
+	}
 	if t.Image == "" {
 		ex, err := FetchKernel(ctx, o.Cache, t.Kernel)
 		if err != nil {
@@ -362,8 +369,8 @@ func (o *Options) runOne(ctx context.Context, t Target, p *prepared) Record {
 func (o *Options) record(t Target, accel, result, msg string) Record {
 	return Record{
 		Schema: "confine.vm.result/v1", Kernel: t.ID, Package: t.Package, Version: t.Version, Image: t.Image,
-		ImageSHA256: t.ImageSHA256, Arch: t.Arch, Accel: accel, CmdlineExtra: t.Cmdline, ExpectedLandlock: t.Landlock,
-		ExpectedABI: t.ABI, Exit: -1, Result: result, Error: msg,
+		ImageSHA256: t.ImageSHA256, ImageRef: t.Ref, ImageDigest: t.Digest, Arch: t.Arch, Accel: accel,
+		CmdlineExtra: t.Cmdline, ExpectedLandlock: t.Landlock, ExpectedABI: t.ABI, Exit: -1, Result: result, Error: msg,
 	}
 }
 
@@ -438,13 +445,16 @@ func (o *Options) boot(ctx context.Context, t Target, p *prepared, accel string,
 	return rec
 }
 
-// classify turns a verified guest result into ok/fail/infra with a one-line reason.
+// classify turns a verified guest result into ok/fail/infra/skip with a one-line reason.
 func classify(t Target, r *console.Result) (string, string) {
 	switch {
 	case r.TimedOut:
 		return Fail, r.Error
 	case r.Error != "" && r.Exit == -1:
 		return Infra, "guest supervisor: " + r.Error
+	case t.Landlock == "" && r.Landlock != vm.LandlockAvailable:
+		return Skip, fmt.Sprintf("no Landlock expectation for this kernel (no labels, vm/KERNEL-IMAGE.md) and the kernel reports %s (payload exit %d)",
+			vm.RenderABI(r.Landlock, r.ABI), r.Exit)
 	case r.Exit != 0:
 		msg := fmt.Sprintf("payload exited with status %d", r.Exit)
 		if r.Signal != "" {
