@@ -100,7 +100,7 @@ type Spec struct {
 	Kernel string // kernel image path
 	Initrd string // initramfs path (concatenated gzip'd cpio archives)
 	Extra  string // extra kernel command-line arguments, space separated (e.g. "lsm=...")
-	CPUs   int    // default 1: under TCG -smp 2 was slower than 1 on arm64 (vm-findings.md)
+	CPUs   int    // default 1: under TCG, -smp 2 booted arm64 slower than 1 (measured on the 2-core CI machine)
 	MemMiB int    // default 512
 }
 
