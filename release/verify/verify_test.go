@@ -3,68 +3,15 @@ package verify
 import (
 	"crypto/rand"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/confine-dev/confine/release/internal/fixture"
 	"github.com/confine-dev/confine/release/platforms"
 )
 
 const testVersion = "v9.8.7-3-gabc1234"
-
-// fixture is how a test binary is built.
-type fixture struct {
-	goarch  string
-	cgo     bool   // link against libc dynamically (import "C")
-	unstrip bool   // keep .symtab and DWARF
-	version string // the stamp printed by `<bin> version`
-}
-
-// build compiles a tiny stand-in for confine (it prints "confine <version>" for `version`) with the go
-// command, as the release build does (-trimpath, static, -s -w) unless f says otherwise. Under bazel
-// test there is no go command: the test skips, saying so; `make release-test` runs it.
-func build(t *testing.T, f fixture) string {
-	t.Helper()
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("skipped: needs the go command to build its ELF inputs (not in bazel test's sandbox); `make release-test` runs it")
-	}
-	if f.cgo {
-		if _, err := exec.LookPath("gcc"); err != nil {
-			t.Skip("skipped: needs gcc to build a cgo (dynamically linked) binary")
-		}
-	}
-	dir := t.TempDir()
-	src := "package main\n\nimport (\n\t\"fmt\"\n\t\"os\"\n)\n\nvar version = \"dev\"\n\n" +
-		"func main() {\n\tif len(os.Args) > 1 && os.Args[1] == \"version\" {\n\t\tfmt.Println(\"confine \" + version)\n\t}\n}\n"
-	if f.cgo {
-		src = strings.Replace(src, "import (\n", "// #include <stdlib.h>\nimport \"C\"\n\nimport (\n", 1) +
-			"\nfunc init() { C.free(nil) }\n"
-	}
-	for name, body := range map[string]string{"main.go": src, "go.mod": "module fixture\n\ngo 1.25\n"} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ldflags := "-X main.version=" + f.version
-	if !f.unstrip {
-		ldflags += " -s -w -buildid="
-	}
-	out := filepath.Join(dir, "confine")
-	cmd := exec.Command(gobin, "build", "-trimpath", "-ldflags="+ldflags, "-o", out, ".")
-	cmd.Dir = dir
-	cgo := "0"
-	if f.cgo {
-		cgo = "1"
-	}
-	cmd.Env = append(os.Environ(), "GOOS=linux", "GOARCH="+f.goarch, "CGO_ENABLED="+cgo, "GOWORK=off", "GOFLAGS=-buildvcs=false")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the fixture %+v: %v\n%s", f, err, b)
-	}
-	return out
-}
 
 func platform(goarch string) platforms.Platform {
 	return platforms.Platform{Name: "linux_" + goarch, GOOS: "linux", GOARCH: goarch, MaxBytes: 64 << 20}
@@ -84,23 +31,11 @@ func results(t *testing.T, rs []Result) map[string]Result {
 	return m
 }
 
-// hostArch is a GOARCH verify can run; other is the one it cannot.
-func arches(t *testing.T) (host, other string) {
-	switch runtime.GOARCH {
-	case "amd64":
-		return "amd64", "arm64"
-	case "arm64":
-		return "arm64", "amd64"
-	}
-	t.Skipf("skipped: host architecture %s is not one confine ships", runtime.GOARCH)
-	return "", ""
-}
-
 func TestGoodBinaryPasses(t *testing.T) {
-	host, other := arches(t)
+	host, other := fixture.Arches(t)
 	for _, arch := range []string{host, other} {
 		t.Run(arch, func(t *testing.T) {
-			rs := Artifact(build(t, fixture{goarch: arch, version: testVersion}), platform(arch),
+			rs := Artifact(fixture.Build(t, fixture.Spec{GOARCH: arch, Version: testVersion}), platform(arch),
 				Release{Version: testVersion, Commit: "abc1234def"})
 			m := results(t, rs)
 			if Failed(rs) || len(m) != 6 {
@@ -116,8 +51,8 @@ func TestGoodBinaryPasses(t *testing.T) {
 
 // TestFailureModes: each bad input fails its own check, with its own message, and only that check.
 func TestFailureModes(t *testing.T) {
-	host, other := arches(t)
-	good := func(t *testing.T) string { return build(t, fixture{goarch: host, version: testVersion}) }
+	host, other := fixture.Arches(t)
+	good := func(t *testing.T) string { return fixture.Build(t, fixture.Spec{GOARCH: host, Version: testVersion}) }
 	for _, tc := range []struct {
 		name  string
 		make  func(t *testing.T) string
@@ -126,19 +61,19 @@ func TestFailureModes(t *testing.T) {
 		want  string
 	}{
 		{"dynamic (cgo)", func(t *testing.T) string {
-			return build(t, fixture{goarch: host, cgo: true, version: testVersion})
+			return fixture.Build(t, fixture.Spec{GOARCH: host, CGO: true, Version: testVersion})
 		}, platform(host), CheckStatic, "has PT_INTERP"},
 		{"unstripped", func(t *testing.T) string {
-			return build(t, fixture{goarch: host, unstrip: true, version: testVersion})
+			return fixture.Build(t, fixture.Spec{GOARCH: host, Unstrip: true, Version: testVersion})
 		}, platform(host), CheckStripped, "has .symtab (not stripped)"},
 		{"wrong arch", func(t *testing.T) string {
-			return build(t, fixture{goarch: other, version: testVersion})
+			return fixture.Build(t, fixture.Spec{GOARCH: other, Version: testVersion})
 		}, platform(host), CheckMachine, "want " + map[string]string{"amd64": "EM_X86_64", "arm64": "EM_AARCH64"}[host]},
 		{"wrong version, run", func(t *testing.T) string {
-			return build(t, fixture{goarch: host, version: "v0.0.1"})
+			return fixture.Build(t, fixture.Spec{GOARCH: host, Version: "v0.0.1"})
 		}, platform(host), CheckVersion, `printed "confine v0.0.1", want "confine ` + testVersion + `"`},
 		{"wrong version, not run", func(t *testing.T) string {
-			return build(t, fixture{goarch: other, version: "v0.0.1"})
+			return fixture.Build(t, fixture.Spec{GOARCH: other, Version: "v0.0.1"})
 		}, platform(other), CheckVersion, `stamp "` + testVersion + `" not found in the file`},
 		{"over budget", good, platforms.Platform{Name: "linux_" + host, GOOS: "linux", GOARCH: host, MaxBytes: 1000},
 			CheckSize, "over the budget of 1000"},
@@ -197,8 +132,8 @@ func TestResultString(t *testing.T) {
 }
 
 func TestCommitMustBeNamed(t *testing.T) {
-	host, _ := arches(t)
-	rs := Artifact(build(t, fixture{goarch: host, version: testVersion}), platform(host),
+	host, _ := fixture.Arches(t)
+	rs := Artifact(fixture.Build(t, fixture.Spec{GOARCH: host, Version: testVersion}), platform(host),
 		Release{Version: testVersion, Commit: "fedcba9876"})
 	r := results(t, rs)[CheckVersion]
 	if r.OK || !strings.Contains(r.Detail, "does not name commit fedcba9") {
