@@ -89,6 +89,9 @@ type Source struct {
 func Layout(dir, target, goarch string, src Source) (Manifest, error) {
 	m := Manifest{Schema: ManifestSchema, Target: target, Version: src.Version, Commit: src.Commit,
 		ConformanceReport: src.ReportSHA256}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return m, fmt.Errorf("pack: %w", err)
+	}
 	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".tmp")
 	if err != nil {
 		return m, fmt.Errorf("pack: %w", err)

@@ -31,14 +31,15 @@ type row struct {
 
 // pipeline is the state `release` threads through its stages.
 type pipeline struct {
-	rf     releaseFlags
-	repro  string // a second clean build's dist dir, "" for none
-	out    string
-	regBin string
-	ps     []platforms.Platform
-	rows   map[string]*row
-	srv    *registry.Server // the loopback registry, once started
-	w      io.Writer
+	rf      releaseFlags
+	repro   string // a second clean build's dist dir, "" for none
+	out     string
+	regBin  string
+	npmRoot string
+	ps      []platforms.Platform
+	rows    map[string]*row
+	srv     *registry.Server // the loopback registry, once started
+	w       io.Writer
 }
 
 // stage is one step of the release, run in order; the first error stops the release.
@@ -50,7 +51,7 @@ type stage struct {
 var stages = []stage{
 	{"verifying Bazel's artifacts against platforms.json", (*pipeline).verify},
 	{"comparing with a second clean build", (*pipeline).reproducible},
-	{"packaging each VS Code target", (*pipeline).pack},
+	{"packaging each VS Code target and the npm packages", (*pipeline).pack},
 	{"pushing the OCI index to a loopback registry and a layout", (*pipeline).push},
 	{"pulling each child back by platform and verifying it", (*pipeline).pull},
 }
@@ -61,6 +62,7 @@ func runRelease(args []string, stdout io.Writer) error {
 	p.rf.register(fs)
 	fs.StringVar(&p.repro, "repro", "", "a second clean build's artifacts (`DIR`/<platform>/confine) to compare byte for byte")
 	fs.StringVar(&p.out, "out", "out/release", "where the layouts, the OCI layout and the registry's storage go (`DIR`, recreated)")
+	fs.StringVar(&p.npmRoot, "npm-root", "release/npm/confine", "the npm root package's source folder")
 	fs.StringVar(&p.regBin, "registry-bin", registry.DefaultBinary, "the docker-registry server binary")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -163,6 +165,11 @@ func (p *pipeline) pack() error {
 		}
 		fmt.Fprintf(p.w, "   %-13s %s (%d launchers, sha256 = Bazel's)\n", t, dir, len(m.Binaries))
 	}
+	dirs, err := pack.NPM(filepath.Join(p.out, "npm"), p.npmRoot, src)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(p.w, "   npm %s: %s\n", pack.NPMVersion(p.rf.version), strings.Join(dirs, " "))
 	return nil
 }
 
