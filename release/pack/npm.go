@@ -67,7 +67,7 @@ func NPM(out, root string, src Source) ([]string, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, fmt.Errorf("pack: %w", err)
 	}
-	if err := os.CopyFS(dir, os.DirFS(root)); err != nil {
+	if err := copyTree(root, dir); err != nil {
 		return nil, fmt.Errorf("pack: copying the root package %s: %w", root, err)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
@@ -99,3 +99,29 @@ func writeJSON(path string, v any) error {
 
 // npmPackageName is the platform package of a Node architecture ("x64", "arm64").
 func npmPackageName(arch string) string { return NPMScope + "/confine-linux-" + arch }
+
+// copyTree copies the directories and files under src to dst (files 0644), following symlinks (Bazel's
+// runfiles are symlinks, which os.CopyFS refuses).
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		st, err := os.Stat(path)
+		if err != nil {
+			return err
+		}
+		if st.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+}
