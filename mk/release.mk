@@ -7,7 +7,7 @@ RELEASE_COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 # A conformance report to gate on and record in every manifest, when one exists (`make matrix` writes it).
 RELEASE_REPORT ?= $(wildcard reports/matrix.json)
 
-.PHONY: release-deps release-tool release-test release-npm-test release
+.PHONY: release-deps release-tool release-test release-npm-test release release-snapshot
 release-deps: ## install docker-registry (loopback OCI tests), node and npm
 	scripts/release-deps.sh
 
@@ -24,6 +24,10 @@ release: release-deps release-tool ## offline: build twice (reproducible), verif
 	CONFINE_VERSION=$(RELEASE_VERSION) REPRO_WORK=$(CACHE)/bazel/work/repro-release scripts/release-repro.sh dist/bin $(OUT)/release-repro
 	$(CONFINE_RELEASE) release --dist dist/bin --repro $(OUT)/release-repro --version $(RELEASE_VERSION) \
 	  --commit $(RELEASE_COMMIT) --out $(OUT)/release $(if $(RELEASE_REPORT),--report $(RELEASE_REPORT))
+
+release-snapshot: release-tool build ## goreleaser release --snapshot --clean (offline, publishes nothing) on dist/bin, then prove it from out/goreleaser/artifacts.json
+	CONFINE_VERSION=$(RELEASE_VERSION) scripts/release-goreleaser.sh release --snapshot --clean
+	$(CONFINE_RELEASE) goreleaser-check --dist dist/bin --artifacts out/goreleaser/artifacts.json
 
 DEPS_TARGETS += release-deps
 TEST_TARGETS += release-test release-npm-test

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/confine-dev/confine/release/elfcheck"
+	"github.com/confine-dev/confine/release/goreleaser"
 	"github.com/confine-dev/confine/release/oci"
 	"github.com/confine-dev/confine/release/pack"
 	"github.com/confine-dev/confine/release/platforms"
@@ -316,6 +317,33 @@ func runNPM(args []string, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "npm version %s:\n", pack.NPMVersion(rf.version))
 	for _, d := range dirs {
 		fmt.Fprintf(stdout, "  %s\n", d)
+	}
+	return nil
+}
+
+func runGoreleaserCheck(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("goreleaser-check", flag.ContinueOnError)
+	var rf releaseFlags
+	rf.register(fs)
+	artifacts := fs.String("artifacts", "out/goreleaser/artifacts.json", "goreleaser's artifacts.json (paths in it are relative to the current directory)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	ps, err := rf.platforms()
+	if err != nil {
+		return err
+	}
+	as, err := goreleaser.Load(*artifacts)
+	if err != nil {
+		return err
+	}
+	ok := true
+	for _, f := range goreleaser.Check(".", as, ps, rf.binary) {
+		fmt.Fprintln(stdout, f)
+		ok = ok && f.OK
+	}
+	if !ok {
+		return errChecksFailed
 	}
 	return nil
 }
