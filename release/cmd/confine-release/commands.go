@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/confine-dev/confine/release/elfcheck"
+	"github.com/confine-dev/confine/release/gate"
 	"github.com/confine-dev/confine/release/goreleaser"
 	"github.com/confine-dev/confine/release/oci"
 	"github.com/confine-dev/confine/release/pack"
@@ -346,4 +347,58 @@ func runGoreleaserCheck(args []string, stdout io.Writer) error {
 		return errChecksFailed
 	}
 	return nil
+}
+
+// gateFlags are the inputs of the conformance gate besides the report itself (releaseFlags.report).
+type gateFlags struct{ expect, kernels, cases string }
+
+func (g *gateFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&g.expect, "expect", "conformance/expected.yaml", "the reviewed expectations")
+	fs.StringVar(&g.kernels, "kernels", "vm/kernels.json", "the kernel matrix every report must cover")
+	fs.StringVar(&g.cases, "cases", "conformance/CASES.md", "the case catalogue every kernel must cover")
+}
+
+// runGateWith gates rf.report against g and the launchers of ps; it prints one line per problem and returns errChecksFailed when any.
+func runGateWith(w io.Writer, rf *releaseFlags, g gateFlags, ps []platforms.Platform) error {
+	released := map[string]string{}
+	for _, p := range ps {
+		if !p.WSL2 {
+			sum, _, err := pack.SHA256(rf.binary(p.Name))
+			if err != nil {
+				return err
+			}
+			released[p.GOARCH] = sum
+		}
+	}
+	problems, digest, err := gate.Check(gate.Inputs{Matrix: rf.report, Expected: g.expect, Kernels: g.kernels,
+		Cases: g.cases, Released: released})
+	if err != nil {
+		return err
+	}
+	for _, p := range problems {
+		fmt.Fprintln(w, p)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("gate: %d problems in %s (sha256 %s): %w", len(problems), rf.report, digest, errChecksFailed)
+	}
+	fmt.Fprintf(w, "ok   %s (sha256 %s): every kernel and case as expected, run with the released launchers\n", rf.report, digest)
+	return nil
+}
+
+func runGate(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("gate", flag.ContinueOnError)
+	var rf releaseFlags
+	var g gateFlags
+	rf.register(fs)
+	g.register(fs)
+	fs.Lookup("report").DefValue = "reports/matrix.json"
+	rf.report = "reports/matrix.json"
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	ps, err := rf.platforms()
+	if err != nil {
+		return err
+	}
+	return runGateWith(stdout, &rf, g, ps)
 }

@@ -54,6 +54,7 @@ func commands() []command {
 		{"npm", "build the npm platform packages and the root package (npm pack-able folders)", runNPM},
 		{"oci", "push the multi-arch index (push) or extract one child (pull)", runOCI},
 		{"goreleaser-check", "prove goreleaser's snapshot (artifacts.json) holds Bazel's launchers, SBOMs and checksums", runGoreleaserCheck},
+		{"gate", "fail unless reports/matrix.json is as expected on every kernel, with the released launchers", runGate},
 		{"release", "verify, package, push to a loopback registry, pull back, verify, print the table", runRelease},
 	}
 }

@@ -32,6 +32,7 @@ type row struct {
 // pipeline is the state `release` threads through its stages.
 type pipeline struct {
 	rf      releaseFlags
+	gf      gateFlags
 	repro   string // a second clean build's dist dir, "" for none
 	out     string
 	regBin  string
@@ -51,6 +52,7 @@ type stage struct {
 var stages = []stage{
 	{"verifying Bazel's artifacts against platforms.json", (*pipeline).verify},
 	{"comparing with a second clean build", (*pipeline).reproducible},
+	{"gating on the conformance report", (*pipeline).gate},
 	{"packaging each VS Code target and the npm packages", (*pipeline).pack},
 	{"pushing the OCI index to a loopback registry and a layout", (*pipeline).push},
 	{"pulling each child back by platform and verifying it", (*pipeline).pull},
@@ -60,6 +62,7 @@ func runRelease(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("release", flag.ContinueOnError)
 	p := &pipeline{w: stdout, rows: map[string]*row{}}
 	p.rf.register(fs)
+	p.gf.register(fs)
 	fs.StringVar(&p.repro, "repro", "", "a second clean build's artifacts (`DIR`/<platform>/confine) to compare byte for byte")
 	fs.StringVar(&p.out, "out", "out/release", "where the layouts, the OCI layout and the registry's storage go (`DIR`, recreated)")
 	fs.StringVar(&p.npmRoot, "npm-root", "release/npm/confine", "the npm root package's source folder")
@@ -141,6 +144,14 @@ func (p *pipeline) reproducible() error {
 		return fmt.Errorf("reproducibility: %w", errChecksFailed)
 	}
 	return nil
+}
+
+func (p *pipeline) gate() error {
+	if p.rf.report == "" {
+		fmt.Fprintln(p.w, "   skipped: no --report (run `make matrix` for reports/matrix.json); the manifests say not gated")
+		return nil
+	}
+	return runGateWith(p.w, &p.rf, p.gf, p.ps)
 }
 
 func (p *pipeline) pack() error {
