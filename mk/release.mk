@@ -3,7 +3,8 @@
 # pinned in release/tools/go.mod (its own module, outside go.work and .bazelignored).
 CONFINE_RELEASE := $(OUT)/confine-release
 RELEASE_VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo unknown)
-RELEASE_COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+# The commit the stamp must name; empty when HEAD is exactly a tag (then the stamp is the bare tag).
+RELEASE_COMMIT ?= $(shell git describe --tags --exact-match >/dev/null 2>&1 || git rev-parse HEAD 2>/dev/null)
 # A conformance report to gate on and record in every manifest, when one exists (`make matrix` writes it).
 RELEASE_REPORT ?= $(wildcard reports/matrix.json)
 
