@@ -10,6 +10,8 @@ gr=$(tool goreleaser) cx=$(tool cyclonedx-gomod)
 bin=$(mktemp -d); trap 'rm -rf "$bin"' EXIT
 ln -s "$cx" "$bin/cyclonedx-gomod"
 CONFINE_VERSION=${CONFINE_VERSION:-$(git describe --tags --always --dirty 2>/dev/null || echo unknown)}
-export CONFINE_VERSION
+CONFINE_ROOT=$PWD  # .goreleaser.yaml: the SBOM tool runs in goreleaser's dist folder
+export CONFINE_VERSION CONFINE_ROOT
 [ $# -gt 0 ] || set -- release --snapshot --clean
-PATH=$bin:$PATH "$gr" "$@"
+# GOPROXY=off: nothing goreleaser or the SBOM tool runs may fetch a module (the tools are built above).
+PATH=$bin:$PATH GOPROXY=off "$gr" "$@"
