@@ -8,7 +8,7 @@ RELEASE_COMMIT ?= $(shell git describe --tags --exact-match >/dev/null 2>&1 || g
 # A conformance report to gate on and record in every manifest, when one exists (`make matrix` writes it).
 RELEASE_REPORT ?= $(wildcard reports/matrix.json)
 
-.PHONY: release-deps release-tool release-test release-npm-test release release-snapshot
+.PHONY: release-deps release-tool release-test release-vsix-test release-npm-test release release-snapshot
 release-deps: ## install docker-registry (loopback OCI tests), node and npm
 	scripts/release-deps.sh
 
@@ -17,6 +17,9 @@ release-tool: ## build confine-release for the host into out/confine-release
 
 release-test: release-deps ## release/ tests: verify's failure modes on real ELFs, OCI against a real registry, layouts, no ELF in git
 	cd release && CONFINE_REQUIRE_REGISTRY=1 go test -count=1 ./...
+
+release-vsix-test: release-deps release-tool build ## each VS Code target: package, the real `vsce package --target`, unpack, launchers = dist/bin, mode 755
+	scripts/release-vsix-test.sh $(CONFINE_RELEASE) dist/bin $(OUT)/vsix-test
 
 release-npm-test: release-deps release-tool build ## npm-pack the packages from dist/bin, install them, node --test against the real launcher
 	scripts/release-npm-test.sh $(CONFINE_RELEASE) dist/bin $(OUT)/npm-test
@@ -31,4 +34,4 @@ release-snapshot: release-tool build ## goreleaser release --snapshot --clean (o
 	$(CONFINE_RELEASE) goreleaser-check --dist dist/bin --artifacts out/goreleaser/artifacts.json
 
 DEPS_TARGETS += release-deps
-TEST_TARGETS += release-test release-npm-test
+TEST_TARGETS += release-test release-npm-test release-vsix-test
