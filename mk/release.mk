@@ -25,7 +25,7 @@ release-npm-test: release-deps release-tool build ## npm-pack the packages from 
 	scripts/release-npm-test.sh $(CONFINE_RELEASE) dist/bin $(OUT)/npm-test
 
 release: release-deps release-tool ## offline: build twice (reproducible), verify, package, push to a loopback registry, pull back, print the artifact table
-	CONFINE_VERSION=$(RELEASE_VERSION) REPRO_WORK=$(CACHE)/bazel/work/repro-release scripts/release-repro.sh dist/bin $(OUT)/release-repro
+	CONFINE_VERSION=$(RELEASE_VERSION) scripts/release-repro.sh dist/bin $(OUT)/release-repro
 	$(CONFINE_RELEASE) release --dist dist/bin --repro $(OUT)/release-repro --version $(RELEASE_VERSION) \
 	  --commit $(RELEASE_COMMIT) --out $(OUT)/release $(if $(RELEASE_REPORT),--report $(RELEASE_REPORT))
 

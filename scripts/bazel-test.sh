@@ -78,8 +78,10 @@ BAZEL_BUILD_FLAGS="-c opt" scripts/bazel-dist.sh "$OUT/dist-opt"
 
 step "6. reproducibility: a clean build from a copy of the tree in a fresh output base"
 # scripts/release-repro.sh builds both and names the differing ELF sections on a mismatch; it keeps the
-# copy and its output base for step 7, and the trap here removes them.
-R=$CACHE/bazel/work/repro copy=$CACHE/bazel/work/repro/ws fresh=$CACHE/bazel/work/repro/output-base
+# copy and its output base for step 7, and the trap here removes them. One directory per checkout: two
+# checkouts sharing $CACHE (git worktrees) ran into each other's copy when it was one fixed path.
+R=$CACHE/bazel/work/repro-$(printf %s "$WS" | sha256sum | cut -c1-12)
+copy=$R/ws fresh=$R/output-base
 cleanup() {
   [ -x "$copy/tools/bazel" ] && "$copy/tools/bazel" --output_base="$fresh" shutdown >/dev/null 2>&1 || true
   chmod -R u+w "$R" 2>/dev/null || true; rm -rf "$R"

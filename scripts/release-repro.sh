@@ -4,7 +4,8 @@
 # copy of the tree at another path, in a fresh, empty output base, into B, and compares them. On any
 # difference it names the differing ELF sections of each launcher (`confine-release sections`) and exits 1.
 # Prints A's table (platform, bytes, sha256) and the cold build time. The copy and the output base live
-# in $REPRO_WORK (default $CACHE/bazel/work/repro, which the offline chroot sees at the same path); they
+# in $REPRO_WORK (default $CACHE/bazel/work/repro-<hash of this checkout's path>: the offline chroot sees
+# $CACHE/bazel/work at the same path, and checkouts that share $CACHE must not clobber each other's); they
 # are removed at exit unless REPRO_KEEP=1 (scripts/bazel-test.sh step 7 builds in them again and removes
 # them itself). Environment: CACHE, OUT, CONFINE_VERSION as in scripts/bazel-test.sh.
 set -euo pipefail
@@ -12,7 +13,7 @@ cd "$(dirname "$0")/.."
 a=$(realpath -m "$1") b=$(realpath -m "$2")
 CACHE=${CACHE:-$HOME/.cache/confine}
 OUT=${OUT:-$PWD/out}
-R=${REPRO_WORK:-$CACHE/bazel/work/repro}
+R=${REPRO_WORK:-$CACHE/bazel/work/repro-$(printf %s "$PWD" | sha256sum | cut -c1-12)}
 copy=$R/ws fresh=$R/output-base
 # The copy has no .git to compute the stamp from: one stamp for both builds.
 CONFINE_VERSION=${CONFINE_VERSION:-$(git describe --tags --always --dirty 2>/dev/null || echo unknown)}
