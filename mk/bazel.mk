@@ -2,7 +2,7 @@
 # .bazelversion, else the offline bootstrap under $(CACHE)/bazel (needs root).
 BAZEL := tools/bazel
 
-.PHONY: bazel-deps build gazelle bazel-test release-test
+.PHONY: bazel-deps build gazelle bazel-test
 bazel-deps: ## prepare the offline Bazel under $(CACHE)/bazel (sid chroot, rules_go, gazelle; minutes, once)
 	@# tools/bazel's host commands: ip (iproute2); unshare, nsenter, flock, mount (util-linux, mount).
 	@command -v ip >/dev/null || { apt-get update -qq && apt-get install -y -qq --no-install-recommends iproute2; }
@@ -17,8 +17,5 @@ gazelle: ## regenerate the BUILD.bazel files (bazel run //:gazelle)
 bazel-test: ## BUILD files current, go/bazel test parity, bazel test //..., -c opt artifacts, clean-build reproducibility, edit check
 	scripts/bazel-test.sh
 
-release-test: ## release/ module tests (elfcheck, platform table) and the no-ELF-tracked-by-git check
-	cd release && go test -count=1 ./...
-
 DEPS_TARGETS += bazel-deps
-TEST_TARGETS += release-test bazel-test
+TEST_TARGETS += bazel-test

@@ -77,25 +77,18 @@ BAZEL_BUILD_FLAGS="-c opt" scripts/bazel-dist.sh "$OUT/dist-opt"
   fail "the -c opt artifacts failed their checks (above)"
 
 step "6. reproducibility: a clean build from a copy of the tree in a fresh output base"
-R=$CACHE/bazel/work/repro          # under tools/bazel's work dir, which the chroot sees at the same path
+# scripts/release-repro.sh builds both and names the differing ELF sections on a mismatch; it keeps the
+# copy and its output base for step 7, and the trap here removes them. One directory per checkout: two
+# checkouts sharing $CACHE (git worktrees) ran into each other's copy when it was one fixed path.
+R=$CACHE/bazel/work/repro-$(printf %s "$WS" | sha256sum | cut -c1-12)
 copy=$R/ws fresh=$R/output-base
-rmrf() { chmod -R u+w "$@" 2>/dev/null || true; rm -rf "$@"; }
 cleanup() {
   [ -x "$copy/tools/bazel" ] && "$copy/tools/bazel" --output_base="$fresh" shutdown >/dev/null 2>&1 || true
-  rmrf "$R"
+  chmod -R u+w "$R" 2>/dev/null || true; rm -rf "$R"
 }
 trap cleanup EXIT
-cleanup
-mkdir -p "$copy"
-git ls-files -co --exclude-standard -z | tar -c --null -T - --ignore-failed-read -f - 2>/dev/null | tar -x -C "$copy"
-scripts/bazel-dist.sh "$OUT/repro/a" >"$OUT/repro-a.txt"
-t=$(date +%s)
-(cd "$copy" && scripts/bazel-dist.sh "$OUT/repro/b" --output_base="$fresh") >"$OUT/repro-b.txt"
-cold=$(( $(date +%s) - t ))
-cat "$OUT/repro-a.txt"
-diff <(tail -n +2 "$OUT/repro-a.txt") <(tail -n +2 "$OUT/repro-b.txt") >&2 ||
-  fail "release binaries differ between the two clean builds (above: $WS vs a copy in a fresh output base)"
-echo "reproducible: $(( $(wc -l <"$OUT/repro-a.txt") - 1 )) release binaries byte-identical (cold build ${cold}s)"
+REPRO_WORK=$R REPRO_KEEP=1 scripts/release-repro.sh "$OUT/repro/a" "$OUT/repro/b" ||
+  fail "release binaries differ between the two clean builds (above)"
 
 step "7. editing one line of sandbox/ changes the Linux artifacts, and only those"
 f=$copy/sandbox/launch/build_default.go

@@ -37,6 +37,8 @@ type Report struct {
 	Interp string
 	// HasInterp and Dynamic report a PT_INTERP and a PT_DYNAMIC program header.
 	HasInterp, Dynamic bool
+	// Needed lists the DT_NEEDED entries of the dynamic section (shared libraries), in file order.
+	Needed []string
 	// Symtab reports a .symtab section (the static symbol table that `-s` removes).
 	Symtab bool
 	// DWARF lists the debug sections present (.debug_* and compressed .zdebug_*), sorted.
@@ -64,6 +66,11 @@ func Inspect(path string) (Report, error) {
 			r.Dynamic = true
 		}
 	}
+	if r.Dynamic {
+		if r.Needed, err = f.ImportedLibraries(); err != nil {
+			return Report{}, fmt.Errorf("elfcheck: %s: reading DT_NEEDED: %w", path, err)
+		}
+	}
 	for _, s := range f.Sections {
 		switch {
 		case s.Name == ".symtab" || s.Type == elf.SHT_SYMTAB:
@@ -76,34 +83,62 @@ func Inspect(path string) (Report, error) {
 	return r, nil
 }
 
-// Problems lists every way r falls short of a static, stripped ELF executable for goarch, one short
-// phrase each; none means it passes.
-func (r Report) Problems(goarch string) []string {
-	var out []string
+// The checks a Finding belongs to: ELF class, type and machine; static linking; stripping.
+const (
+	CheckMachine  = "machine"
+	CheckStatic   = "static"
+	CheckStripped = "stripped"
+)
+
+// Finding is one way a Report falls short: the check it fails (CheckMachine, CheckStatic or
+// CheckStripped) and a short phrase saying what was found.
+type Finding struct {
+	Check, Text string
+}
+
+// Findings lists every way r falls short of a static, stripped ELF executable for goarch, in the order
+// machine, static, stripped; none means it passes.
+func (r Report) Findings(goarch string) []Finding {
+	var out []Finding
+	add := func(check, format string, a ...any) {
+		out = append(out, Finding{check, fmt.Sprintf(format, a...)})
+	}
 	want, err := MachineFor(goarch)
 	if err != nil {
-		return []string{err.Error()}
+		return []Finding{{CheckMachine, err.Error()}}
 	}
 	if r.Machine != want {
-		out = append(out, fmt.Sprintf("machine %v, want %v", r.Machine, want))
+		add(CheckMachine, "machine %v, want %v", r.Machine, want)
 	}
 	if r.Class != elf.ELFCLASS64 {
-		out = append(out, fmt.Sprintf("class %v, want ELFCLASS64", r.Class))
+		add(CheckMachine, "class %v, want ELFCLASS64", r.Class)
 	}
 	if r.Type != elf.ET_EXEC {
-		out = append(out, fmt.Sprintf("type %v, want ET_EXEC (a static non-PIE executable)", r.Type))
+		add(CheckMachine, "type %v, want ET_EXEC (a static non-PIE executable)", r.Type)
 	}
 	if r.HasInterp {
-		out = append(out, fmt.Sprintf("has PT_INTERP %q (dynamically linked)", r.Interp))
+		add(CheckStatic, "has PT_INTERP %q (dynamically linked)", r.Interp)
 	}
 	if r.Dynamic {
-		out = append(out, "has PT_DYNAMIC (dynamically linked)")
+		add(CheckStatic, "has PT_DYNAMIC (dynamically linked)")
+	}
+	if len(r.Needed) > 0 {
+		add(CheckStatic, "has DT_NEEDED %s", strings.Join(r.Needed, ","))
 	}
 	if r.Symtab {
-		out = append(out, "has .symtab (not stripped)")
+		add(CheckStripped, "has .symtab (not stripped)")
 	}
 	if len(r.DWARF) > 0 {
-		out = append(out, "has DWARF sections "+strings.Join(r.DWARF, ","))
+		add(CheckStripped, "has DWARF sections %s", strings.Join(r.DWARF, ","))
+	}
+	return out
+}
+
+// Problems is Findings as phrases only.
+func (r Report) Problems(goarch string) []string {
+	var out []string
+	for _, f := range r.Findings(goarch) {
+		out = append(out, f.Text)
 	}
 	return out
 }
@@ -119,4 +154,56 @@ func Check(path, goarch string) error {
 		return errors.New("elfcheck: " + path + ": " + strings.Join(p, "; "))
 	}
 	return nil
+}
+
+// DiffSections compares two ELF files section by section (name, size, contents) and returns the names
+// of the sections that differ or that only one file has, in the first file's order and then the
+// second's. Errors: either file cannot be opened or is not ELF, or a section cannot be read. Two files
+// with equal sections but different bytes (e.g. headers) give an empty list.
+func DiffSections(a, b string) ([]string, error) {
+	fa, err := elf.Open(a)
+	if err != nil {
+		return nil, fmt.Errorf("elfcheck: %w", err)
+	}
+	defer fa.Close()
+	fb, err := elf.Open(b)
+	if err != nil {
+		return nil, fmt.Errorf("elfcheck: %w", err)
+	}
+	defer fb.Close()
+	read := func(s *elf.Section) ([]byte, error) {
+		if s.Type == elf.SHT_NOBITS {
+			return nil, nil
+		}
+		d, err := s.Data()
+		if err != nil {
+			return nil, fmt.Errorf("elfcheck: section %s: %w", s.Name, err)
+		}
+		return d, nil
+	}
+	var out []string
+	for _, sa := range fa.Sections {
+		sb := fb.Section(sa.Name)
+		if sb == nil {
+			out = append(out, sa.Name)
+			continue
+		}
+		da, err := read(sa)
+		if err != nil {
+			return nil, err
+		}
+		db, err := read(sb)
+		if err != nil {
+			return nil, err
+		}
+		if sa.Size != sb.Size || string(da) != string(db) {
+			out = append(out, sa.Name)
+		}
+	}
+	for _, sb := range fb.Sections {
+		if fa.Section(sb.Name) == nil {
+			out = append(out, sb.Name)
+		}
+	}
+	return out, nil
 }

@@ -40,11 +40,12 @@ func TestLoadRejects(t *testing.T) {
 		{"unknown field", `{"platforms":[{"name":"linux_amd64","goos":"linux","goarch":"amd64","cpu":"x"}]}`,
 			`unknown field "cpu"`},
 		{"empty", `{"platforms":[]}`, "no platforms"},
-		{"bad name", `{"platforms":[{"name":"Linux-amd64","goos":"linux","goarch":"amd64"}]}`, "bad name"},
-		{"duplicate", `{"platforms":[{"name":"linux_amd64","goos":"linux","goarch":"amd64"},` +
-			`{"name":"linux_amd64","goos":"linux","goarch":"amd64"}]}`, "duplicate name"},
-		{"goos", `{"platforms":[{"name":"darwin_arm64","goos":"darwin","goarch":"arm64"}]}`, "unsupported goos"},
-		{"goarch", `{"platforms":[{"name":"linux_386","goos":"linux","goarch":"386"}]}`, "unsupported goarch"},
+		{"bad name", `{"platforms":[{"name":"Linux-amd64","goos":"linux","goarch":"amd64","max_bytes":1}]}`, "bad name"},
+		{"duplicate", `{"platforms":[{"name":"linux_amd64","goos":"linux","goarch":"amd64","max_bytes":1},` +
+			`{"name":"linux_amd64","goos":"linux","goarch":"amd64","max_bytes":1}]}`, "duplicate name"},
+		{"goos", `{"platforms":[{"name":"darwin_arm64","goos":"darwin","goarch":"arm64","max_bytes":1}]}`, "unsupported goos"},
+		{"goarch", `{"platforms":[{"name":"linux_386","goos":"linux","goarch":"386","max_bytes":1}]}`, "unsupported goarch"},
+		{"no budget", `{"platforms":[{"name":"linux_amd64","goos":"linux","goarch":"amd64"}]}`, "max_bytes must be positive"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "platforms.json")
@@ -98,5 +99,18 @@ func TestBazelTableAgrees(t *testing.T) {
 		if q.GOOS != p.GOOS || q.GOARCH != p.GOARCH || q.WSL2 != p.WSL2 {
 			t.Errorf("%s: platforms.bzl says %+v, platforms.json says %+v", p.Name, q, p)
 		}
+	}
+}
+
+func TestFind(t *testing.T) {
+	ps, err := Load(repoTable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := Find(ps, "wsl2_arm64"); err != nil || p.GOARCH != "arm64" || !p.WSL2 {
+		t.Fatalf("Find(wsl2_arm64) = %+v, %v", p, err)
+	}
+	if _, err := Find(ps, "darwin_arm64"); err == nil || !strings.Contains(err.Error(), `"darwin_arm64" is not in the table`) {
+		t.Fatalf("Find(darwin_arm64) = %v, want a not-in-the-table error", err)
 	}
 }

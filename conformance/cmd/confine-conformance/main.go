@@ -14,6 +14,7 @@ package main
 //go:generate sh -c "go run . cases > ../../CASES.md"
 
 import (
+	"crypto/sha256"
 	"errors"
 	"flag"
 	"fmt"
@@ -177,6 +178,10 @@ func configure(confine, scratchParent string, attempts int, destructive bool, ti
 	if err != nil {
 		return nil, env, fmt.Errorf("%s version: %w (is it a confine binary?)", confine, err)
 	}
+	bin, err := os.ReadFile(confine)
+	if err != nil {
+		return nil, env, err
+	}
 	k, err := kabi.Query()
 	if err != nil {
 		return nil, env, fmt.Errorf("landlock_create_ruleset: %w", err)
@@ -190,6 +195,7 @@ func configure(confine, scratchParent string, attempts int, destructive bool, ti
 		Kernel: unix.ByteSliceToString(uts.Release[:]), Arch: unix.ByteSliceToString(uts.Machine[:]),
 		Landlock: string(k.State), ABI: k.ABI, Errata: k.Errata, Root: os.Geteuid() == 0, Git: gitErr == nil,
 		VMKernelID: os.Getenv("VM_KERNEL_ID"), Confine: strings.TrimSpace(string(out)), Attempts: attempts,
+		ConfineSHA256: fmt.Sprintf("%x", sha256.Sum256(bin)),
 	}
 	cfg := &suite.Config{Confine: confine, Self: self, Landlock: k, InVM: env.VMKernelID != "", Destructive: destructive,
 		Attempts: attempts, Timeout: timeout}

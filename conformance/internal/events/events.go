@@ -54,7 +54,10 @@ type Env struct {
 	VMKernelID  string `json:"vm_kernel_id,omitempty"` // VM_KERNEL_ID, set by the vm runner's guest
 	ExpectedABI *int   `json:"expected_abi,omitempty"` // VM_EXPECTED_ABI, when set
 	Confine     string `json:"confine"`                // `confine version`
-	Attempts    int    `json:"toctou_attempts"`        // the --toctou-attempts setting
+	// ConfineSHA256 is the hex sha256 of the confine binary the suite ran, so a release can prove its
+	// matrix ran the binaries it ships (confine-release gate).
+	ConfineSHA256 string `json:"confine_sha256"`
+	Attempts      int    `json:"toctou_attempts"` // the --toctou-attempts setting
 	// LaunchMicros is the median wall time of `confine --worktree DIR -- true` here, in microseconds, over
 	// LaunchRuns launches: under emulation it is what the suite's time is mostly made of.
 	LaunchMicros int `json:"launch_us,omitempty"`

@@ -42,22 +42,24 @@ type Result struct {
 
 // Column is one column of the matrix: one run of the suite, on one kernel (a VM or the host).
 type Column struct {
-	ID           string  `json:"id"` // manifest id, or "host"
-	Release      string  `json:"release"`
-	Arch         string  `json:"arch"`
-	Accel        string  `json:"accel,omitempty"`
-	Landlock     string  `json:"landlock"`
-	ABI          int     `json:"abi"`
-	ExpectedABI  *int    `json:"expected_abi,omitempty"` // from vm/kernels.json
-	Root         bool    `json:"root"`
-	Git          bool    `json:"git"`
-	VM           bool    `json:"vm"`
-	Attempts     int     `json:"toctou_attempts"`
-	Confine      string  `json:"confine"`
-	LaunchMicros int     `json:"launch_us,omitempty"`  // median wall time of one confine launch there
-	RunResult    string  `json:"run_result,omitempty"` // the VM runner's result: ok, fail or infra
-	Seconds      float64 `json:"seconds"`
-	Error        string  `json:"error,omitempty"`
+	ID          string `json:"id"` // manifest id, or "host"
+	Release     string `json:"release"`
+	Arch        string `json:"arch"`
+	Accel       string `json:"accel,omitempty"`
+	Landlock    string `json:"landlock"`
+	ABI         int    `json:"abi"`
+	ExpectedABI *int   `json:"expected_abi,omitempty"` // from vm/kernels.json
+	Root        bool   `json:"root"`
+	Git         bool   `json:"git"`
+	VM          bool   `json:"vm"`
+	Attempts    int    `json:"toctou_attempts"`
+	Confine     string `json:"confine"`
+	// ConfineSHA256 is the hex sha256 of the confine binary this run used (from its start event).
+	ConfineSHA256 string  `json:"confine_sha256,omitempty"`
+	LaunchMicros  int     `json:"launch_us,omitempty"`  // median wall time of one confine launch there
+	RunResult     string  `json:"run_result,omitempty"` // the VM runner's result: ok, fail or infra
+	Seconds       float64 `json:"seconds"`
+	Error         string  `json:"error,omitempty"`
 }
 
 // Summary counts outcomes over the whole matrix.
@@ -71,10 +73,12 @@ type Summary struct {
 
 // Matrix is matrix.json.
 type Matrix struct {
-	Schema  string   `json:"schema"`
-	Summary Summary  `json:"summary"`
-	Kernels []Column `json:"kernels"`
-	Results []Result `json:"results"`
+	Schema string `json:"schema"`
+	// ExpectedSHA256 is the hex sha256 of the expectations file the cells were gated on (Main sets it).
+	ExpectedSHA256 string   `json:"expected_sha256,omitempty"`
+	Summary        Summary  `json:"summary"`
+	Kernels        []Column `json:"kernels"`
+	Results        []Result `json:"results"`
 }
 
 // OK reports whether the matrix has no FAIL and no deviation.
@@ -203,7 +207,7 @@ func (m *Matrix) addRun(k Column, evs []events.Event, exp *expect.File, caseIDs 
 	if start != nil {
 		k.Release, k.Arch, k.Landlock, k.ABI = start.Kernel, start.Arch, start.Landlock, start.ABI
 		k.Root, k.Git, k.Attempts, k.Confine = start.Root, start.Git, start.Attempts, start.Confine
-		k.LaunchMicros = start.LaunchMicros
+		k.LaunchMicros, k.ConfineSHA256 = start.LaunchMicros, start.ConfineSHA256
 		k.VM = k.VM || start.VMKernelID != ""
 	}
 	if k.ID == "host" {

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"encoding/xml"
 	"flag"
@@ -49,6 +50,11 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
+	expBytes, err := os.ReadFile(*expFile)
+	if err != nil {
+		return fail(err)
+	}
+	m.ExpectedSHA256 = fmt.Sprintf("%x", sha256.Sum256(expBytes))
 	paths, err := m.WriteAll(*out)
 	if err != nil {
 		return fail(err)

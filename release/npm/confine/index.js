@@ -1,0 +1,171 @@
+'use strict';
+// @confine-dev/confine: find the confine launcher that npm installed for this host (one optional
+// platform package per architecture, chosen by npm from its "os" and "cpu" fields), and run a command
+// under it. Types and documentation: index.d.ts.
+
+const childProcess = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+
+/** npm package of the launchers for each Node architecture. */
+const PACKAGES = Object.freeze({
+  x64: '@confine-dev/confine-linux-x64',
+  arm64: '@confine-dev/confine-linux-arm64',
+});
+
+/** ELF e_machine of each Node architecture (elf.h: EM_X86_64 = 62, EM_AARCH64 = 183). */
+const MACHINES = Object.freeze({ x64: 62, arm64: 183 });
+const MACHINE_NAMES = Object.freeze({ 62: 'x86-64', 183: 'aarch64', 3: 'i386', 40: 'arm', 243: 'riscv' });
+
+/** uname -m of the Linux kernel to Node's architecture names. */
+const UNAME = Object.freeze({ x86_64: 'x64', aarch64: 'arm64', arm64: 'arm64' });
+
+class ConfineError extends Error {
+  /** @param {string} code @param {string} message */
+  constructor(code, message) {
+    super(message);
+    this.name = 'ConfineError';
+    this.code = code;
+  }
+}
+
+/** Whether this Linux is WSL (1 or 2): the kernel release names Microsoft, or WSL's interop entry exists. */
+function isWSL() {
+  if (/microsoft/i.test(os.release())) return true;
+  try {
+    fs.accessSync('/proc/sys/fs/binfmt_misc/WSLInterop');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The host confine must be built for. On WSL the Linux guest's architecture (uname -m) decides, not
+ * the Node binary's: an x64 Node emulated on an arm64 guest still needs the arm64 launcher's kernel ABI.
+ */
+function host() {
+  if (process.platform !== 'linux') {
+    throw new ConfineError('EPLATFORM', `confine: runs on Linux only, not ${process.platform}`);
+  }
+  const wsl = isWSL();
+  const arch = wsl ? UNAME[os.machine()] : process.arch;
+  if (!arch || !PACKAGES[arch]) {
+    throw new ConfineError('EPLATFORM',
+      `confine: no launcher for architecture ${wsl ? os.machine() : process.arch} (have ${Object.keys(PACKAGES).join(', ')})`);
+  }
+  return { arch, wsl };
+}
+
+/** The ELF e_machine of the file at file, or a ConfineError when it is not a 64-bit little-endian ELF. */
+function elfMachine(file) {
+  const fd = fs.openSync(file, 'r');
+  const head = Buffer.alloc(20);
+  let n;
+  try {
+    n = fs.readSync(fd, head, 0, 20, 0);
+  } finally {
+    fs.closeSync(fd);
+  }
+  if (n < 20 || head.readUInt32BE(0) !== 0x7f454c46 || head[4] !== 2 || head[5] !== 1) {
+    throw new ConfineError('ENOTELF', `confine: ${file} is not a 64-bit little-endian ELF executable`);
+  }
+  return head.readUInt16LE(18);
+}
+
+/**
+ * Resolve the launcher for this host. Throws ConfineError: EPLATFORM (not Linux, or an architecture
+ * confine does not ship), ENOPKG (the platform package is not installed; the message names it),
+ * ENOTELF or EARCH (the installed binary is not an ELF for this host's machine).
+ */
+function resolve(options = {}) {
+  const h = options.host || host();
+  const pkg = PACKAGES[h.arch];
+  let manifest;
+  try {
+    manifest = require.resolve(`${pkg}/manifest.json`, options.paths ? { paths: options.paths } : undefined);
+  } catch {
+    throw new ConfineError('ENOPKG',
+      `confine: the platform package ${pkg} is not installed, so there is no launcher for linux/${h.arch}; ` +
+      `install it (npm install ${pkg}) rather than running commands unconfined`);
+  }
+  const dir = path.dirname(manifest);
+  const file = path.join(dir, 'bin', h.wsl ? 'confine-wsl2' : 'confine');
+  const got = elfMachine(file);
+  if (got !== MACHINES[h.arch]) {
+    throw new ConfineError('EARCH',
+      `confine: ${file} is built for ${MACHINE_NAMES[got] || `ELF machine ${got}`}, but this host is ` +
+      `${MACHINE_NAMES[MACHINES[h.arch]]} (${h.arch}${h.wsl ? ', WSL guest' : ''}); reinstall ${pkg}`);
+  }
+  return { path: file, package: pkg, arch: h.arch, wsl: h.wsl };
+}
+
+/** confine's exit statuses (sandbox/README.md). */
+const REFUSED = 125;
+const EXEC_REASONS = new Set(['command-not-found', 'command-not-executable']);
+
+/**
+ * Run argv under confine with worktree writable. argv is an array and is never joined into a shell
+ * string; pass ['/bin/sh', '-c', script] to use a shell. Resolves to a RunResult (see index.d.ts);
+ * rejects only when the launcher cannot be started or its report is not JSON.
+ */
+function run(argv, options) {
+  if (!Array.isArray(argv) || argv.length === 0 || !argv.every((a) => typeof a === 'string')) {
+    return Promise.reject(new TypeError('confine.run: argv must be a non-empty array of strings'));
+  }
+  if (!options || typeof options.worktree !== 'string') {
+    return Promise.reject(new TypeError('confine.run: options.worktree (a directory) is required'));
+  }
+  const launcher = options.confinePath || resolve().path;
+  const args = ['--worktree', options.worktree];
+  for (const a of options.allow || []) args.push('--allow', a);
+  if (options.mode) args.push('--mode', options.mode);
+  args.push('--report-fd', '3', '--', ...argv);
+  return new Promise((resolvePromise, reject) => {
+    const child = childProcess.spawn(launcher, args, {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: [options.stdin || 'ignore', 'pipe', 'pipe', 'pipe'],
+      shell: false,
+    });
+    const out = [], err = [], rep = [];
+    child.stdout.on('data', (b) => out.push(b));
+    child.stderr.on('data', (b) => err.push(b));
+    child.stdio[3].on('data', (b) => rep.push(b));
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      const text = Buffer.concat(rep).toString('utf8').trim();
+      let report = null;
+      if (text) {
+        try {
+          report = JSON.parse(text);
+        } catch (e) {
+          reject(new ConfineError('EREPORT', `confine: the report is not JSON (${e.message}): ${text.slice(0, 200)}`));
+          return;
+        }
+      }
+      const base = { exitCode: code, signal, report, stdout: Buffer.concat(out).toString('utf8'),
+        stderr: Buffer.concat(err).toString('utf8') };
+      resolvePromise(classify(base));
+    });
+  });
+}
+
+/** Decide the RunResult kind from the exit and the report; never from the command's output. */
+function classify(r) {
+  const reason = r.report && r.report.outcome === 'refused' ? r.report.reason : undefined;
+  if (r.signal === null && r.exitCode === REFUSED && reason && !EXEC_REASONS.has(reason)) {
+    return { kind: 'refused', reason, ...r };
+  }
+  if (r.signal === null && (r.exitCode === 126 || r.exitCode === 127) && EXEC_REASONS.has(reason)) {
+    return { kind: 'exec-failed', reason, ...r };
+  }
+  if (r.signal === null && r.exitCode === REFUSED && !(r.report && r.report.outcome === 'exec')) {
+    // 125 with no report: confine could not even write one (e.g. a bad --report-fd).
+    return { kind: 'refused', reason: 'unknown', ...r };
+  }
+  return { kind: r.signal === null && r.exitCode === 0 ? 'ok' : 'failed', ...r };
+}
+
+module.exports = { resolve, run, ConfineError, PACKAGES };

@@ -1,0 +1,158 @@
+'use strict';
+// Tests of the npm packages as `npm pack` built them and `npm install` installed them
+// (scripts/release-npm-test.sh sets CONFINE_NPM_APP, CONFINE_NPM_TARBALLS and CONFINE_NPM_WORK), against
+// the real confine launcher on this host.
+const { test } = require('node:test');
+const assert = require('node:assert/strict');
+const childProcess = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const app = process.env.CONFINE_NPM_APP;
+const tarballs = process.env.CONFINE_NPM_TARBALLS;
+const work = process.env.CONFINE_NPM_WORK;
+if (!app || !tarballs || !work) {
+  throw new Error('run through scripts/release-npm-test.sh (make release-npm-test): CONFINE_NPM_APP, CONFINE_NPM_TARBALLS and CONFINE_NPM_WORK are unset');
+}
+const scope = path.join(app, 'node_modules', '@confine-dev');
+const confine = require(path.join(scope, 'confine'));
+const hostArch = process.arch;
+const otherArch = hostArch === 'x64' ? 'arm64' : 'x64';
+
+/** A fresh directory under WORK (never /tmp, which confine leaves writable). */
+function dir(name) {
+  return fs.mkdtempSync(path.join(work, `${name}-`));
+}
+
+/** A copy of the installed app, to break in one way. */
+function copyApp(name) {
+  const d = dir(name);
+  fs.cpSync(app, d, { recursive: true });
+  return d;
+}
+
+/** The tarball `npm pack` made whose name is prefix then the version (prefix ends with "-"). */
+function tarball(prefix) {
+  const f = fs.readdirSync(tarballs).find((n) => n.startsWith(prefix) && /^\d/.test(n.slice(prefix.length)));
+  assert.ok(f, `no tarball ${prefix}* in ${tarballs}`);
+  return path.join(tarballs, f);
+}
+
+test('npm installed this host\'s platform package only, and refuses the other architecture\'s', () => {
+  assert.ok(fs.existsSync(path.join(scope, `confine-linux-${hostArch}`, 'bin', 'confine')));
+  assert.ok(!fs.existsSync(path.join(scope, `confine-linux-${otherArch}`)), 'the other architecture was installed');
+  const d = dir('badplatform');
+  fs.writeFileSync(path.join(d, 'package.json'), '{"name":"x","version":"1.0.0","private":true}');
+  const r = childProcess.spawnSync('npm', ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts',
+    tarball(`confine-dev-confine-linux-${otherArch}-`)], { cwd: d, encoding: 'utf8' });
+  assert.notEqual(r.status, 0);
+  assert.match(r.stderr, /EBADPLATFORM/);
+});
+
+test('the root package ships its TypeScript types', () => {
+  const list = childProcess.execFileSync('tar', ['-tzf', tarball('confine-dev-confine-')], { encoding: 'utf8' });
+  assert.match(list, /^package\/index\.d\.ts$/m);
+  assert.ok(fs.existsSync(path.join(scope, 'confine', 'index.d.ts')));
+});
+
+test('resolve returns this host\'s launcher, executable, with its exec bit', () => {
+  const r = confine.resolve();
+  assert.equal(r.package, `@confine-dev/confine-linux-${hostArch}`);
+  assert.equal(r.arch, hostArch);
+  assert.equal(path.basename(r.path), r.wsl ? 'confine-wsl2' : 'confine');
+  assert.equal(fs.statSync(r.path).mode & 0o777, 0o755);
+  const out = childProcess.execFileSync(r.path, ['version'], { encoding: 'utf8' });
+  assert.match(out, /^confine \S+\n$/);
+});
+
+test('on WSL the guest architecture picks the WSL2 launcher', () => {
+  // Not a real WSL guest: the host is given, as host() would detect it from the kernel release.
+  const r = confine.resolve({ host: { arch: hostArch, wsl: true } });
+  assert.equal(path.basename(r.path), 'confine-wsl2');
+  const manifest = JSON.parse(fs.readFileSync(path.join(path.dirname(r.path), '..', 'manifest.json'), 'utf8'));
+  assert.ok(manifest.binaries.some((b) => b.path === 'bin/confine-wsl2' && b.wsl2));
+});
+
+test('a missing platform package is an error naming it', () => {
+  const broken = copyApp('nopkg');
+  fs.rmSync(path.join(broken, 'node_modules', '@confine-dev', `confine-linux-${hostArch}`), { recursive: true });
+  const c = require(path.join(broken, 'node_modules', '@confine-dev', 'confine'));
+  assert.throws(() => c.resolve(), (e) => e.code === 'ENOPKG' &&
+    e.message.includes(`@confine-dev/confine-linux-${hostArch} is not installed`));
+  // The other architecture's package was never installed here either.
+  assert.throws(() => confine.resolve({ host: { arch: otherArch, wsl: false } }),
+    (e) => e.code === 'ENOPKG' && e.message.includes(`@confine-dev/confine-linux-${otherArch}`));
+});
+
+test('a launcher for the wrong machine is refused with a clear message, not ENOEXEC', () => {
+  const broken = copyApp('wrongarch');
+  const bin = path.join(broken, 'node_modules', '@confine-dev', `confine-linux-${hostArch}`, 'bin', 'confine');
+  // The other architecture's real launcher, from its npm tarball.
+  const x = dir('extract');
+  childProcess.execFileSync('tar', ['-xzf', tarball(`confine-dev-confine-linux-${otherArch}-`), '-C', x]);
+  fs.copyFileSync(path.join(x, 'package', 'bin', 'confine'), bin);
+  const c = require(path.join(broken, 'node_modules', '@confine-dev', 'confine'));
+  const want = hostArch === 'x64' ? /is built for aarch64, but this host is x86-64/ : /is built for x86-64, but this host is aarch64/;
+  assert.throws(() => c.resolve(), (e) => e.code === 'EARCH' && want.test(e.message));
+});
+
+test('a write inside the worktree succeeds', async () => {
+  const wt = dir('inside');
+  const r = await confine.run(['/bin/sh', '-c', 'echo hi > "$1"', 'sh', path.join(wt, 'f')], { worktree: wt });
+  assert.equal(r.kind, 'ok', r.stderr);
+  assert.equal(r.exitCode, 0);
+  assert.equal(r.report.schema, 'confine.report/v1');
+  assert.equal(r.report.outcome, 'exec');
+  assert.equal(fs.readFileSync(path.join(wt, 'f'), 'utf8'), 'hi\n');
+});
+
+test('a write outside the worktree fails, and the command\'s own status is reported', async () => {
+  const wt = dir('wt');
+  const outside = dir('outside');
+  const target = path.join(outside, 'f');
+  const r = await confine.run(['/bin/sh', '-c', 'echo hi > "$1"', 'sh', target], { worktree: wt });
+  assert.equal(r.kind, 'failed');
+  assert.notEqual(r.exitCode, 0);
+  assert.equal(r.signal, null);
+  assert.equal(r.report.outcome, 'exec');
+  assert.ok(!fs.existsSync(target), 'the write outside the worktree happened');
+});
+
+test('a refusal is told apart: 125 and the report\'s reason, nothing ran', async () => {
+  const wt = dir('refused');
+  const r = await confine.run(['/bin/sh', '-c', 'touch "$1"', 'sh', path.join(wt, 'ran')], { worktree: 'relative/path' });
+  assert.equal(r.kind, 'refused');
+  assert.equal(r.exitCode, 125);
+  assert.equal(r.reason, 'bad-root');
+  assert.ok(!fs.existsSync(path.join(wt, 'ran')));
+});
+
+test('exec failure is told apart from the command failing', async () => {
+  const wt = dir('execfail');
+  const r = await confine.run([path.join(wt, 'no-such-command')], { worktree: wt });
+  assert.equal(r.kind, 'exec-failed');
+  assert.equal(r.exitCode, 127);
+  assert.equal(r.reason, 'command-not-found');
+  // The command itself exiting 127 is the command failing.
+  const own = await confine.run(['/bin/sh', '-c', 'exit 127'], { worktree: wt });
+  assert.equal(own.kind, 'failed');
+  assert.equal(own.exitCode, 127);
+});
+
+test('a command killed by a signal is reported with that signal', async () => {
+  const wt = dir('signal');
+  const r = await confine.run(['/bin/sh', '-c', 'kill -KILL $$'], { worktree: wt });
+  assert.equal(r.kind, 'failed');
+  assert.equal(r.signal, 'SIGKILL');
+  assert.equal(r.exitCode, null);
+});
+
+test('argv is never joined into a shell string', async () => {
+  const wt = dir('argv');
+  const arg = `$(touch ${path.join(wt, 'pwned')}); \`touch ${path.join(wt, 'pwned2')}\``;
+  const r = await confine.run(['/bin/echo', arg], { worktree: wt, cwd: wt });
+  assert.equal(r.kind, 'ok');
+  assert.equal(r.stdout, `${arg}\n`);
+  assert.deepEqual(fs.readdirSync(wt), []);
+  await assert.rejects(confine.run('echo hi', { worktree: wt }), TypeError);
+});
