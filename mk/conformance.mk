@@ -24,9 +24,11 @@ conformance-test: ## conformance unit tests: catalogue drift (CASES.md), expecta
 conformance-host: confine conformance-build ## run every case on the host kernel (as root, and as nobody when root), gate on expected.yaml
 	scripts/conformance-host.sh $(CONFINE) $(CONFORMANCE) $(REPORTS)/host $(HOST_TOCTOU_ATTEMPTS)
 
-payload: ## static confine + confine-conformance (+ expected.yaml) for amd64 and arm64 into out/payload/<arch>/
+# The VMs run the launchers of record (Bazel's, `make build`), so the matrix's confine sha256 is the shipped one's
+# and `confine-release gate` can tie the report to the release.
+payload: build ## Bazel's linux launchers + confine-conformance (+ expected.yaml) for amd64 and arm64 into out/payload/<arch>/
 	for a in amd64 arm64; do \
-	  GOARCH=$$a $(MAKE) --no-print-directory confine CONFINE=$(PAYLOAD)/$$a/confine && \
+	  mkdir -p $(PAYLOAD)/$$a && cp -f dist/bin/linux_$$a/confine $(PAYLOAD)/$$a/confine && \
 	  (cd conformance && GOARCH=$$a $(CONFORMANCE_GOBUILD) -o $(PAYLOAD)/$$a/confine-conformance ./cmd/confine-conformance) && \
 	  cp conformance/expected.yaml $(PAYLOAD)/$$a/expected.yaml || exit 1; \
 	done
