@@ -39,7 +39,8 @@ DEPS_TARGETS += vm-deps
 TEST_TARGETS += vm-test
 
 # conformance/ owns `make matrix` once it sets MATRIX_OWNER (its mk file sorts before this one). Until then the
-# matrix is the ABI probe. Either way QEMU is installed first, so `make matrix` works on a fresh machine.
+# matrix is the ABI probe. Either way QEMU is installed (vm-deps) before any VM boots, so `make matrix` works on a
+# fresh machine.
 ifndef MATRIX_OWNER
 MATRIX_OWNER := vm
 matrix: vm-matrix

@@ -1,6 +1,6 @@
 // Types for @confine-dev/confine (index.js).
 
-/** Thrown by resolve() and run(). code: EPLATFORM (not Linux, or an architecture confine does not ship),
+/** Thrown by resolve(); run() rejects with it. code: EPLATFORM (not Linux, or an architecture confine does not ship),
  * ENOPKG (the platform package for this host is not installed; the message names it), ENOTELF / EARCH
  * (the installed launcher is not an ELF for this host's machine), EREPORT (the report is not JSON). */
 export declare class ConfineError extends Error {
@@ -37,6 +37,7 @@ export interface RunOptions {
   /** More writable roots (confine --allow, repeated). */
   allow?: string[];
   mode?: 'workspace-write' | 'read-only';
+  /** The command's working directory; default: the worktree. */
   cwd?: string;
   env?: NodeJS.ProcessEnv;
   /** stdin of the command; default 'ignore'. */

@@ -107,8 +107,9 @@ const EXEC_REASONS = new Set(['command-not-found', 'command-not-executable']);
 
 /**
  * Run argv under confine with worktree writable. argv is an array and is never joined into a shell
- * string; pass ['/bin/sh', '-c', script] to use a shell. Resolves to a RunResult (see index.d.ts);
- * rejects only when the launcher cannot be started or its report is not JSON.
+ * string; pass ['/bin/sh', '-c', script] to use a shell. The command runs in options.cwd, by default the
+ * worktree. Resolves to a RunResult (see index.d.ts); rejects (never throws) when the launcher cannot be
+ * found or started (ConfineError ENOPKG, EARCH, EPLATFORM, ...) or its report is not JSON.
  */
 function run(argv, options) {
   if (!Array.isArray(argv) || argv.length === 0 || !argv.every((a) => typeof a === 'string')) {
@@ -117,14 +118,19 @@ function run(argv, options) {
   if (!options || typeof options.worktree !== 'string') {
     return Promise.reject(new TypeError('confine.run: options.worktree (a directory) is required'));
   }
-  const launcher = options.confinePath || resolve().path;
+  let launcher;
+  try {
+    launcher = options.confinePath || resolve().path;
+  } catch (e) {
+    return Promise.reject(e); // a missing or wrong platform package rejects, like every other failure to start
+  }
   const args = ['--worktree', options.worktree];
   for (const a of options.allow || []) args.push('--allow', a);
   if (options.mode) args.push('--mode', options.mode);
   args.push('--report-fd', '3', '--', ...argv);
   return new Promise((resolvePromise, reject) => {
     const child = childProcess.spawn(launcher, args, {
-      cwd: options.cwd,
+      cwd: options.cwd === undefined ? options.worktree : options.cwd, // the worktree unless told otherwise
       env: options.env,
       stdio: [options.stdin || 'ignore', 'pipe', 'pipe', 'pipe'],
       shell: false,
