@@ -101,6 +101,18 @@ function resolve(options = {}) {
   return { path: file, package: pkg, arch: h.arch, wsl: h.wsl };
 }
 
+/**
+ * The command's default working directory: the worktree, when it is a directory; otherwise the caller's, so
+ * that confine itself refuses the worktree (bad-root) instead of the spawn failing before it.
+ */
+function defaultCwd(worktree) {
+  try {
+    return fs.statSync(worktree).isDirectory() ? worktree : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** confine's exit statuses (sandbox/README.md). */
 const REFUSED = 125;
 const EXEC_REASONS = new Set(['command-not-found', 'command-not-executable']);
@@ -130,7 +142,7 @@ function run(argv, options) {
   args.push('--report-fd', '3', '--', ...argv);
   return new Promise((resolvePromise, reject) => {
     const child = childProcess.spawn(launcher, args, {
-      cwd: options.cwd === undefined ? options.worktree : options.cwd, // the worktree unless told otherwise
+      cwd: options.cwd === undefined ? defaultCwd(options.worktree) : options.cwd,
       env: options.env,
       stdio: [options.stdin || 'ignore', 'pipe', 'pipe', 'pipe'],
       shell: false,

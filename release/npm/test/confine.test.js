@@ -106,6 +106,13 @@ test('a write inside the worktree succeeds', async () => {
   assert.equal(fs.readFileSync(path.join(wt, 'f'), 'utf8'), 'hi\n');
 });
 
+test('the command runs in the worktree unless told otherwise', async () => {
+  const wt = dir('cwd');
+  const r = await confine.run(['/bin/sh', '-c', 'echo hi > relative'], { worktree: wt });
+  assert.equal(r.kind, 'ok', r.stderr);
+  assert.equal(fs.readFileSync(path.join(wt, 'relative'), 'utf8'), 'hi\n');
+});
+
 test('a write outside the worktree fails, and the command\'s own status is reported', async () => {
   const wt = dir('wt');
   const outside = dir('outside');
