@@ -180,6 +180,7 @@ type LayeredChild interface {
 type layered struct {
 	pid, root, sock int
 	sync, pidfd     *os.File // non-blocking, in the poller
+	pidfdNum        int      // pidfd's descriptor, for pidfd_send_signal (Fd would make pidfd blocking); or -1
 	reportFD        int      // ours, or -1
 	sigs            chan os.Signal
 }
@@ -207,8 +208,8 @@ func startLayered(reportFD int) (LayeredChild, error) {
 		files = append(files, uintptr(reportFD))
 	}
 	unix.SetNonblock(sync[0], true)
-	c := &layered{sock: sock[0], sync: os.NewFile(uintptr(sync[0]), "sync"), root: -1, reportFD: reportFD,
-		sigs: make(chan os.Signal, 8)}
+	c := &layered{sock: sock[0], sync: os.NewFile(uintptr(sync[0]), "sync"), root: -1, pidfdNum: -1,
+		reportFD: reportFD, sigs: make(chan os.Signal, 8)}
 	signal.Notify(c.sigs, forwarded...)
 	attr, pidfd := layerAttr(), -1
 	attr.PidFD = &pidfd
@@ -218,7 +219,7 @@ func startLayered(reportFD int) (LayeredChild, error) {
 	unix.Close(sync[1])
 	if pidfd >= 0 {
 		unix.SetNonblock(pidfd, true)
-		c.pidfd = os.NewFile(uintptr(pidfd), "pidfd")
+		c.pidfd, c.pidfdNum = os.NewFile(uintptr(pidfd), "pidfd"), pidfd
 	}
 	if err != nil {
 		c.pid = 0
@@ -259,7 +260,7 @@ func (c *layered) close() {
 			f.Close()
 		}
 	}
-	c.sync, c.pidfd = nil, nil
+	c.sync, c.pidfd, c.pidfdNum = nil, nil, -1
 }
 
 // wait reaps the child: parked on its pidfd until it exits, or in wait4 where there is no pidfd.
@@ -309,15 +310,18 @@ func (c *layered) Run(h *Handoff) (syscall.WaitStatus, error) {
 	if c.reportFD >= 0 {
 		unix.Close(c.reportFD) // the child wrote the report; a reader sees EOF when the command closes it
 	}
-	pid, pidfd := c.pid, c.pidfd
+	pid, pidfd := c.pid, c.pidfdNum
 	done, forwarded := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(forwarded)
 		for {
 			select {
 			case s := <-c.sigs:
-				if pidfd == nil || unix.PidfdSendSignal(int(pidfd.Fd()), s.(syscall.Signal), nil, 0) != nil {
-					unix.Kill(pid, s.(syscall.Signal)) // pid > 0: it is not reaped before forwarding stops
+				// The pidfd names this child even once it is reaped, so a recycled PID is never signalled.
+				if pidfd >= 0 {
+					unix.PidfdSendSignal(pidfd, s.(syscall.Signal), nil, 0)
+				} else {
+					unix.Kill(pid, s.(syscall.Signal))
 				}
 			case <-done:
 				return
