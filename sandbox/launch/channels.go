@@ -41,8 +41,12 @@ func channels(abi int, metadata Metadata, root, tty bool) map[string]report.Chan
 	switch {
 	case !tty:
 		ch["tty"] = closed("no terminal device is writable but the caller's descriptors; TIOCSTI and TIOCLINUX are denied")
+	case layer:
+		ch["tty"] = closed("--tty: a private devpts instance on /dev/pts: the caller's terminal only through /dev/tty " +
+			"and the descriptors, and new ptys; TIOCSTI and TIOCLINUX are denied")
 	default:
-		ch["tty"] = open("--tty grants the host's /dev/pts: the command can write to the caller's other terminals")
+		ch["tty"] = open("--tty without a mount layer grants the host's /dev/pts: the command can write to the " +
+			"caller's other terminals")
 	}
 	if abi >= 6 {
 		ch["signals"] = closed("Landlock ABI 6 scope: no signal to a process outside the sandbox")

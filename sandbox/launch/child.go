@@ -67,6 +67,7 @@ type HandoffRule struct {
 	Path     string
 	Dir      bool // from fstat on the descriptor, in the parent
 	Writable bool // gets a writable clone in the mount layer
+	Devpts   bool // /dev/pts with --tty: the layer mounts a private devpts instance and the rule moves to it
 }
 
 // handoff is p, guarded by prog, as a layered child receives it.
@@ -82,8 +83,8 @@ func (p *plan) handoff(prog []unix.SockFilter, callerReportFD int) *Handoff {
 	for _, r := range p.writable {
 		writable[r.FD] = true
 	}
-	for _, r := range p.rules {
-		h.Rules = append(h.Rules, HandoffRule{Path: r.Path, Dir: r.Dir, Writable: writable[r.FD]})
+	for i, r := range p.rules {
+		h.Rules = append(h.Rules, HandoffRule{Path: r.Path, Dir: r.Dir, Writable: writable[r.FD], Devpts: i == p.devpts})
 		h.fds = append(h.fds, r.FD)
 	}
 	return h
@@ -99,7 +100,7 @@ func (h *Handoff) marshal() []byte {
 	e.num(uint64(len(h.Rules)))
 	for _, r := range h.Rules {
 		e.str(r.Path)
-		e.num(uint64(flag(r.Dir) | flag(r.Writable)<<1))
+		e.num(uint64(flag(r.Dir) | flag(r.Writable)<<1 | flag(r.Devpts)<<2))
 	}
 	e.num(uint64(len(h.Filter)))
 	for _, in := range h.Filter {
@@ -119,7 +120,7 @@ func unmarshalHandoff(b []byte) (*Handoff, error) {
 	for i := range h.Rules {
 		h.Rules[i].Path = d.str()
 		f := d.num()
-		h.Rules[i].Dir, h.Rules[i].Writable = f&1 != 0, f&2 != 0
+		h.Rules[i].Dir, h.Rules[i].Writable, h.Rules[i].Devpts = f&1 != 0, f&2 != 0, f&4 != 0
 	}
 	h.Filter = make([]unix.SockFilter, d.count())
 	for i := range h.Filter {
@@ -509,14 +510,22 @@ func runChild(s System) error {
 	}
 	rules := make([]landlock.Rule, len(h.Rules))
 	var writable []*pathfd.Root
+	devpts := -1
 	for i, r := range h.Rules {
 		rules[i] = landlock.Rule{Path: r.Path, FD: fds[i], Dir: r.Dir}
 		if r.Writable {
 			writable = append(writable, &pathfd.Root{Path: r.Path, FD: fds[i]})
 		}
+		if r.Devpts {
+			devpts = i
+		}
 	}
-	if _, err := s.BuildMountLayer(writable); err != nil {
+	fd, _, err := s.BuildMountLayer(writable, devpts >= 0)
+	if err != nil { // the parent falls back in place: nothing here is its namespace
 		return msg.Err(ErrLayerUnavailable, ": ", err.Error())
+	}
+	if devpts >= 0 {
+		rules[devpts].FD = fd
 	}
 	last := &final{handled: h.Handled, scoped: h.Scoped, rules: rules, prog: h.Filter, path: h.Path, argv: h.Argv, env: h.Env,
 		reportJSON: h.Report, reportFD: h.ReportFD, reportName: h.ReportName,

@@ -28,11 +28,18 @@ type plan struct {
 	roots    []*pathfd.Root // every root opened, in Config order; closed by close
 	rules    []landlock.Rule
 	writable []*pathfd.Root // the roots the mount layer keeps writable
+	devpts   int            // with --tty, the index in rules of /dev/pts, which the layer replaces; else -1
 	path     string         // the command, resolved through PATH
 	argv     []string
 	env      []string
 	rep      *report.Report
 	notes    []string // warnings from opening the roots
+}
+
+// useDevpts points the /dev/pts rule at the layer's private devpts instance (fd, which close closes).
+func (p *plan) useDevpts(fd int) {
+	p.rules[p.devpts].FD = fd
+	p.roots = append(p.roots, &pathfd.Root{Path: "/dev/pts", FD: fd, Kind: pathfd.Dir})
 }
 
 func (p *plan) close() {
@@ -71,7 +78,7 @@ func makePlan(cfg Config, f Facts, s System, rep *report.Report) (*plan, error) 
 		return nil, report.Refuse(report.LandlockDisabled, "Landlock is disabled (EOPNOTSUPP: built in but not in lsm=) and no fallback backend can enforce ", string(cfg.Mode))
 	}
 	rep.Backend = string(Landlock)
-	p := &plan{abi: st.ABI, wsl: f.WSL, euid: f.EUID, tty: cfg.TTY, strict: cfg.Strict, handled: landlock.HandledWrites(st.ABI),
+	p := &plan{abi: st.ABI, wsl: f.WSL, euid: f.EUID, tty: cfg.TTY, strict: cfg.Strict, devpts: -1, handled: landlock.HandledWrites(st.ABI),
 		scoped: landlock.Scopes(st.ABI), argv: cfg.Argv,
 		env: environ(f.WSL), rep: rep}
 	rep.Handled = p.handled.Names()
@@ -159,6 +166,9 @@ func (p *plan) open(cfg Config, root int) error {
 			continue
 		}
 		dir := r.Kind == pathfd.Dir
+		if cfg.TTY && !want.required && want.path == "/dev/pts" && dir {
+			p.devpts = len(p.rules)
+		}
 		p.rules = append(p.rules, landlock.Rule{Path: r.Path, FD: r.FD, Dir: dir})
 		typ := "file"
 		if dir {

@@ -115,12 +115,14 @@ func Run(cfg Config, f Facts, s System) error {
 		}
 		why = err // nothing ran: go on here, where the descriptors (on the child's mounts) still name the roots
 	case why == nil: // root, in its new mount namespace
-		committed, err := s.BuildMountLayer(p.writable)
+		devpts, committed, err := s.BuildMountLayer(p.writable, p.devpts >= 0)
 		switch {
 		case committed && err != nil:
 			return refuse(report.Refuse(report.Internal, "the mount layer failed half-built: ", err.Error()))
 		case err != nil:
 			why = msg.Err(ErrLayerUnavailable, ": ", err.Error())
+		case devpts >= 0:
+			p.useDevpts(devpts)
 		}
 	}
 	metadata := MetadataMountLayer

@@ -208,15 +208,15 @@ func (s swapping) Run(h *launch.Handoff) (syscall.WaitStatus, error) {
 	return s.LayeredChild.Run(h)
 }
 
-func (f *fake) BuildMountLayer(roots []*pathfd.Root) (bool, error) {
+func (f *fake) BuildMountLayer(roots []*pathfd.Root, devpts bool) (int, bool, error) {
 	f.swapRoot()
 	if f.die {
 		unix.Kill(os.Getpid(), unix.SIGKILL)
 	}
 	if f.buildErr != nil {
-		return false, f.buildErr
+		return -1, false, f.buildErr
 	}
-	return f.Host.BuildMountLayer(roots)
+	return f.Host.BuildMountLayer(roots, devpts)
 }
 
 // swapRoot renames the root f.swap to f.swap+".validated" and puts a symlink to f.swap+".outside" in its place,
