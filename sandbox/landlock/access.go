@@ -1,11 +1,12 @@
 package landlock
 
 import (
-	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"math/bits"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/confine-dev/confine/sandbox/internal/msg"
 )
 
 // Access is a set of LANDLOCK_ACCESS_FS_* rights (include/uapi/linux/landlock.h).

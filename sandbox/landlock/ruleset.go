@@ -2,10 +2,11 @@ package landlock
 
 import (
 	"errors"
-	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/confine-dev/confine/sandbox/internal/msg"
 )
 
 // Syscalls is the part of the kernel this package calls. Host is the real one; tests pass a fake, so that the

@@ -1,12 +1,13 @@
 package launch
 
 import (
-	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"os"
 	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/confine-dev/confine/sandbox/internal/msg"
 )
 
 // rootCaps are the capabilities a root command keeps (include/uapi/linux/capability.h), each because root's

@@ -3,7 +3,6 @@ package launch
 import (
 	"encoding/binary"
 	"errors"
-	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"io"
 	"os"
 	"os/signal"
@@ -14,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"github.com/confine-dev/confine/sandbox/landlock"
 	"github.com/confine-dev/confine/sandbox/pathfd"
 	"github.com/confine-dev/confine/sandbox/report"

@@ -1,13 +1,13 @@
 package launch
 
 import (
-	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"github.com/confine-dev/confine/sandbox/landlock"
 	"github.com/confine-dev/confine/sandbox/pathfd"
 	"github.com/confine-dev/confine/sandbox/report"

@@ -1,10 +1,9 @@
 package launch
 
 import (
-	"github.com/confine-dev/confine/sandbox/internal/msg"
-
 	"golang.org/x/sys/unix"
 
+	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"github.com/confine-dev/confine/sandbox/landlock"
 	"github.com/confine-dev/confine/sandbox/report"
 )

@@ -9,9 +9,9 @@
 package seccomp
 
 import (
-	"github.com/confine-dev/confine/sandbox/internal/msg"
-
 	"golang.org/x/sys/unix"
+
+	"github.com/confine-dev/confine/sandbox/internal/msg"
 )
 
 // Policy says what the filter denies. The zero Policy denies what neither a mount nor a Landlock right can
