@@ -516,3 +516,23 @@ func TestAFailedExecIsOneLineAndItsStatus(t *testing.T) {
 	require.Len(t, lines, 1, "%q", stderr.String())
 	require.True(t, strings.HasPrefix(lines[0], "confine: "+script+": "), lines[0])
 }
+
+// --strict refuses when any channel stays open, names each, and runs nothing; without it the same run goes on
+// and reports the open channels.
+func TestStrictRefusesAnOpenChannel(t *testing.T) {
+	requireLandlock(t)
+	r := confine(t, "abi=5,errata=0", "--report-fd", "3", "--strict", "--worktree", "$W", "--", "/bin/touch", "$S")
+	require.Equal(t, launch.ExitRefused, r.status, "stderr: %s", r.stderr)
+	require.False(t, r.sentinel, "the command ran")
+	require.Equal(t, string(report.ChannelOpen), r.report["reason"], r.raw)
+	require.Contains(t, r.stderr, "signals")
+	require.Contains(t, r.stderr, "abstract-unix")
+	require.Contains(t, r.stderr, "unix-pathname")
+
+	r = confine(t, "abi=5,errata=0", "--report-fd", "3", "--worktree", "$W", "--", "/bin/touch", "$S")
+	require.Equal(t, 0, r.status, "stderr: %s", r.stderr)
+	require.True(t, r.sentinel, "the command did not run")
+	ch := r.report["channels"].(map[string]any)
+	require.Equal(t, "open", ch["signals"].(map[string]any)["status"], r.raw)
+	require.Equal(t, "closed", ch["keyring"].(map[string]any)["status"], r.raw)
+}
