@@ -52,6 +52,7 @@ type Handoff struct {
 	Argv       []string
 	Env        []string
 	Handled    landlock.Access
+	Scoped     landlock.Scope
 	Rules      []HandoffRule
 	Filter     []unix.SockFilter // the seccomp program
 	ReportFD   int               // the report's descriptor in the child, or -1
@@ -72,7 +73,7 @@ type HandoffRule struct {
 func (p *plan) handoff(prog []unix.SockFilter, callerReportFD int) *Handoff {
 	rep := *p.rep // the parent's stays as it is, for a refusal or a fallback
 	rep.Outcome, rep.Command = "exec", append([]string{p.path}, p.argv[1:]...)
-	h := &Handoff{Path: p.path, Argv: p.argv, Env: p.env, Handled: p.handled, Filter: prog, ReportFD: -1,
+	h := &Handoff{Path: p.path, Argv: p.argv, Env: p.env, Handled: p.handled, Scoped: p.scoped, Filter: prog, ReportFD: -1,
 		ReportName: callerReportFD, Report: rep.Marshal()}
 	if callerReportFD >= 0 {
 		h.ReportFD = reportFD
@@ -94,6 +95,7 @@ func (h *Handoff) marshal() []byte {
 	e.strs(h.Argv)
 	e.strs(h.Env)
 	e.num(uint64(h.Handled))
+	e.num(uint64(h.Scoped))
 	e.num(uint64(len(h.Rules)))
 	for _, r := range h.Rules {
 		e.str(r.Path)
@@ -111,7 +113,8 @@ func (h *Handoff) marshal() []byte {
 
 func unmarshalHandoff(b []byte) (*Handoff, error) {
 	d := decoder{b: b}
-	h := &Handoff{Path: d.str(), Argv: d.strs(), Env: d.strs(), Handled: landlock.Access(d.num())}
+	h := &Handoff{Path: d.str(), Argv: d.strs(), Env: d.strs(), Handled: landlock.Access(d.num()),
+		Scoped: landlock.Scope(d.num())}
 	h.Rules = make([]HandoffRule, d.count())
 	for i := range h.Rules {
 		h.Rules[i].Path = d.str()
@@ -515,7 +518,7 @@ func runChild(s System) error {
 	if _, err := s.BuildMountLayer(writable); err != nil {
 		return msg.Err(ErrLayerUnavailable, ": ", err.Error())
 	}
-	last := &final{handled: h.Handled, rules: rules, prog: h.Filter, path: h.Path, argv: h.Argv, env: h.Env,
+	last := &final{handled: h.Handled, scoped: h.Scoped, rules: rules, prog: h.Filter, path: h.Path, argv: h.Argv, env: h.Env,
 		reportJSON: h.Report, reportFD: h.ReportFD, reportName: h.ReportName,
 		beforeExec: func() error { return writeAll(syncFD, []byte{execMark}) }}
 	return last.confineAndExec(s)

@@ -101,11 +101,15 @@ func needsWritableMount(r *pathfd.Root) bool {
 	return false
 }
 
-// layerAttr puts a child in a new mount namespace, and, unless we are root, a new user namespace in which it
+// layerNamespaces are the namespaces of the mount layer: mount, and IPC (System V IPC and POSIX message queues
+// live in the IPC namespace, so the command's are its own). Where they cannot be had, seccomp denies both.
+const layerNamespaces = unix.CLONE_NEWNS | unix.CLONE_NEWIPC
+
+// layerAttr puts a child in new mount and IPC namespaces, and, unless we are root, a new user namespace in which it
 // keeps our uid and gid and has CAP_SYS_ADMIN as an ambient capability (a non-root uid loses its capabilities
 // at execve otherwise). It dies with its parent.
 func layerAttr() *syscall.SysProcAttr {
-	attr := &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWNS, Pdeathsig: unix.SIGKILL}
+	attr := &syscall.SysProcAttr{Cloneflags: layerNamespaces, Pdeathsig: unix.SIGKILL}
 	if uid, gid := os.Geteuid(), os.Getegid(); uid != 0 {
 		attr.Cloneflags |= unix.CLONE_NEWUSER
 		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}

@@ -83,7 +83,7 @@ func Run(cfg Config, f Facts, s System) error {
 	case f.EUID == 0:
 		runtime.LockOSThread() // the new mount namespace is this thread's, until execve
 		if err := s.UnshareMountNS(); err != nil {
-			why = msg.Err(ErrLayerUnavailable, ": unshare(CLONE_NEWNS): ", err.Error())
+			why = msg.Err(ErrLayerUnavailable, ": unshare(CLONE_NEWNS|CLONE_NEWIPC): ", err.Error())
 		}
 	default:
 		if child, why = s.StartLayered(cfg.ReportFD); why == nil {
@@ -144,6 +144,7 @@ func Run(cfg Config, f Facts, s System) error {
 // Handoff.
 type final struct {
 	handled    landlock.Access
+	scoped     landlock.Scope
 	rules      []landlock.Rule
 	prog       []unix.SockFilter
 	path       string
@@ -159,7 +160,7 @@ type final struct {
 }
 
 func (p *plan) final(prog []unix.SockFilter, reportFD int) *final {
-	return &final{handled: p.handled, rules: p.rules, prog: prog, path: p.path, argv: p.argv, env: p.env,
+	return &final{handled: p.handled, scoped: p.scoped, rules: p.rules, prog: prog, path: p.path, argv: p.argv, env: p.env,
 		root: p.euid == 0, rep: p.rep, reportFD: reportFD, reportName: reportFD}
 }
 
@@ -167,7 +168,7 @@ func (p *plan) final(prog []unix.SockFilter, reportFD int) *final {
 // install the seccomp filter, write the report and execve. It returns only on failure, a *report.Refusal or
 // an *ExecError, and nothing has run then.
 func (c *final) confineAndExec(s System) error {
-	if err := landlock.Restrict(s, c.handled, c.rules); err != nil {
+	if err := landlock.Restrict(s, c.handled, c.scoped, c.rules); err != nil {
 		return &report.Refusal{Reason: report.Ruleset, Err: err}
 	}
 	if c.root {
@@ -175,6 +176,9 @@ func (c *final) confineAndExec(s System) error {
 			return report.Refuse(report.Ruleset, "limiting root's capabilities: ", err.Error())
 		}
 		c.rep.Warnings = append(c.rep.Warnings, "root: the command keeps only the capabilities "+rootCapNames())
+	}
+	if err := isolate(); err != nil {
+		return report.Refuse(report.Internal, err.Error())
 	}
 	if err := s.SetSeccomp(c.prog); err != nil {
 		return report.Refuse(report.Seccomp, "seccomp(SET_MODE_FILTER): ", err.Error())

@@ -24,7 +24,8 @@ type System interface {
 
 // Layer is the mount layer's part of System (see layer.go).
 type Layer interface {
-	// UnshareMountNS moves the calling thread into a new mount namespace (unshare(CLONE_NEWNS)); root only.
+	// UnshareMountNS moves the calling thread into new mount and IPC namespaces (unshare(CLONE_NEWNS |
+	// CLONE_NEWIPC)); root only. The IPC namespace keeps System V IPC and POSIX message queues private.
 	UnshareMountNS() error
 	// BuildMountLayer makes every mount read-only except the given roots' trees, in a fresh mount namespace.
 	BuildMountLayer(roots []*pathfd.Root) (committed bool, err error)
@@ -41,7 +42,7 @@ type Host struct{ landlock.Host }
 func (Host) SetSeccomp(prog []unix.SockFilter) error            { return seccomp.Install(prog) }
 func (Host) LimitRootCaps() error                               { return limitRootCaps() }
 func (Host) Exec(path string, argv, env []string) error         { return unix.Exec(path, argv, env) }
-func (Host) UnshareMountNS() error                              { return unix.Unshare(unix.CLONE_NEWNS) }
+func (Host) UnshareMountNS() error                              { return unix.Unshare(layerNamespaces) }
 func (Host) BuildMountLayer(roots []*pathfd.Root) (bool, error) { return buildMountLayer(roots) }
 func (Host) StartLayered(reportFD int) (LayeredChild, error)    { return startLayered(reportFD) }
 func (Host) LayerAvailable() error                              { return layerAvailable() }

@@ -22,12 +22,13 @@ var Version = "dev"
 
 // Usage is printed by --help.
 const Usage = `usage: confine [--worktree DIR] [--allow PATH]... [--mode workspace-write|read-only]
-               [--backend auto|landlock|bwrap] [--report-fd N] [--tty] -- CMD [ARGS...]
+               [--backend auto|landlock|bwrap] [--report-fd N] [--tty] [--strict] -- CMD [ARGS...]
        confine probe [--json]
        confine version
 Runs CMD so that it can write only under DIR, the --allow roots, /tmp and /dev/null (read-only mode: /tmp and
 /dev/null only). Exit status 125: confine refused or failed and nothing ran; 126: CMD could not be executed;
-127: CMD was not found; otherwise CMD's own status.
+127: CMD was not found; otherwise CMD's own status. --strict refuses (125) if any side channel stays open on
+this host; confine probe lists them.
 `
 
 // Kind is what an invocation asks for.
@@ -109,14 +110,19 @@ func parse(args []string) (Kind, launch.Config, error) {
 			return Run, cfg, usageErr("unexpected argument ", msg.Quoted(arg), " before -- (flags are --name, the command follows --)")
 		}
 		name, value, hasValue := strings.Cut(arg[2:], "=")
-		if name == "tty" {
+		if name == "tty" || name == "strict" {
 			if hasValue {
-				return Run, cfg, usageErr("--tty takes no value")
+				return Run, cfg, usageErr("--", name, " takes no value")
 			}
 			if seen[name] {
-				return Run, cfg, usageErr("--tty given twice")
+				return Run, cfg, usageErr("--", name, " given twice")
 			}
-			seen[name], cfg.TTY = true, true
+			seen[name] = true
+			if name == "tty" {
+				cfg.TTY = true
+			} else {
+				cfg.Strict = true
+			}
 			continue
 		}
 		switch name {
@@ -294,6 +300,10 @@ func printProbe(w io.Writer, p report.Probe) {
 	}
 	if len(p.Handled) > 0 {
 		b = append(b, "handled:  "+strings.Join(p.Handled, " ")+"\nseccomp:  "+strings.Join(p.Seccomp, " ")+"\n"...)
+	}
+	for _, name := range report.SortedNames(p.Channels) {
+		c := p.Channels[name]
+		b = append(b, "channel:  "+name+": "+c.Status+" ("+c.How+")\n"...)
 	}
 	for _, warn := range p.Warnings {
 		b = append(b, "warning:  "+warn+"\n"...)
