@@ -75,9 +75,9 @@ func (p *plan) handoff(prog []unix.SockFilter, callerReportFD int) *Handoff {
 	rep := *p.rep // the parent's stays as it is, for a refusal or a fallback
 	rep.Outcome, rep.Command = "exec", append([]string{p.path}, p.argv[1:]...)
 	h := &Handoff{Path: p.path, Argv: p.argv, Env: p.env, Handled: p.handled, Scoped: p.scoped, Filter: prog, ReportFD: -1,
-		ReportName: callerReportFD, Report: rep.Marshal()}
+		ReportName: callerReportFD}
 	if callerReportFD >= 0 {
-		h.ReportFD = reportFD
+		h.ReportFD, h.Report = reportFD, rep.Marshal()
 	}
 	writable := map[int]bool{}
 	for _, r := range p.writable {

@@ -186,7 +186,7 @@ func (c *final) confineAndExec(s System) error {
 		return report.Refuse(report.Seccomp, "seccomp(SET_MODE_FILTER): ", err.Error())
 	}
 	// From here on the thread is confined; a failure still runs nothing.
-	if c.rep != nil {
+	if c.rep != nil && c.reportFD >= 0 {
 		c.rep.Outcome, c.rep.Command = "exec", append([]string{c.path}, c.argv[1:]...)
 		c.reportJSON = c.rep.Marshal()
 	}
