@@ -30,6 +30,7 @@ type plan struct {
 	rules    []landlock.Rule
 	writable []*pathfd.Root // the roots the mount layer keeps writable
 	devpts   int            // with --tty, the index in rules of /dev/pts, which the layer replaces; else -1
+	pidNS    bool           // the command runs in a PID namespace of its own, under a layered child as init
 	path     string         // the command, resolved through PATH
 	argv     []string
 	env      []string
@@ -101,7 +102,7 @@ func (p *plan) guard(metadata Metadata, why error) ([]unix.SockFilter, error) {
 		p.rep.Warnings = append(p.rep.Warnings, msg.Str(why, ": metadata is denied everywhere instead"))
 	}
 	if p.report || p.strict {
-		p.rep.Channels = channels(p.abi, metadata, p.euid == 0, p.tty)
+		p.rep.Channels = channels(p.abi, metadata, p.euid == 0, p.tty, p.pidNS)
 	}
 	if p.strict {
 		if err := strictRefusal(p.rep.Channels); err != nil {
