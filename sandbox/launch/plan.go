@@ -91,7 +91,7 @@ func makePlan(cfg Config, f Facts, s System, rep *report.Report) (*plan, error) 
 // and the report's metadata, seccomp, channels and warnings. why says why the mount layer is missing, if it
 // is. With --strict, an open channel is a refusal.
 func (p *plan) guard(metadata Metadata, why error) ([]unix.SockFilter, error) {
-	pol := policy(p.abi, metadata)
+	pol := policy(p.abi, metadata, p.strict)
 	prog, err := pol.Program()
 	if err != nil {
 		return nil, report.Refuse(report.Seccomp, err.Error())
@@ -102,7 +102,7 @@ func (p *plan) guard(metadata Metadata, why error) ([]unix.SockFilter, error) {
 		p.rep.Warnings = append(p.rep.Warnings, msg.Str(why, ": metadata is denied everywhere instead"))
 	}
 	if p.report || p.strict {
-		p.rep.Channels = channels(p.abi, metadata, p.euid == 0, p.tty, p.pidNS)
+		p.rep.Channels = channels(p.abi, metadata, p.euid == 0, p.tty, p.pidNS, p.strict)
 	}
 	if p.strict {
 		if err := strictRefusal(p.rep.Channels); err != nil {
@@ -114,12 +114,13 @@ func (p *plan) guard(metadata Metadata, why error) ([]unix.SockFilter, error) {
 
 // policy is the seccomp filter for an ABI: with the mount layer, read-only mounts already stop metadata
 // changes and truncate(2) outside, and the layer's IPC namespace is private, so only what no mount can stop is
-// denied. No command may make set-ID files: they would outlive it, and act as their owner for anyone.
-func policy(abi int, metadata Metadata) seccomp.Policy {
+// denied. No command may make set-ID files: they would outlive it, and act as their owner for anyone. --strict
+// also denies advisory locks.
+func policy(abi int, metadata Metadata, strict bool) seccomp.Policy {
 	if metadata == MetadataMountLayer {
-		return seccomp.Policy{NoSetID: true}
+		return seccomp.Policy{NoSetID: true, DenyLocks: strict}
 	}
-	return seccomp.Policy{Metadata: true, DenyTruncate: abi < 3, DenyIPC: true, NoSetID: true}
+	return seccomp.Policy{Metadata: true, DenyTruncate: abi < 3, DenyIPC: true, NoSetID: true, DenyLocks: strict}
 }
 
 // A rootSpec is one root a Config asks for.

@@ -275,7 +275,7 @@ func mirror(ws syscall.WaitStatus) int {
 		return ws.ExitStatus()
 	}
 	// The command may have dumped core; this unconfined process must not, in a working directory outside.
-	unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{})
+	unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{Cur: 1, Max: 1}) // 1, not 0: no core_pattern pipe either
 	launch.DieBy(ws.Signal())
 	return 128 + int(ws.Signal())
 }
