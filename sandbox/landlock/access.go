@@ -1,7 +1,7 @@
 package landlock
 
 import (
-	"fmt"
+	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"math/bits"
 	"strings"
 
@@ -51,7 +51,7 @@ func (a Access) Names() []string {
 		if n, ok := names[bit]; ok {
 			out = append(out, n)
 		} else {
-			out = append(out, fmt.Sprintf("%#x", uint64(bit)))
+			out = append(out, msg.Str(msg.Hex(uint64(bit))))
 		}
 	}
 	return out

@@ -2,7 +2,7 @@ package landlock
 
 import (
 	"errors"
-	"fmt"
+	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -51,9 +51,9 @@ func Query(k Syscalls) (Status, error) {
 	case errors.Is(err, unix.EOPNOTSUPP):
 		return Status{State: Disabled, Errno: unix.EOPNOTSUPP}, nil
 	case err != nil:
-		return Status{}, fmt.Errorf("landlock_create_ruleset(VERSION): %w", err)
+		return Status{}, msg.Err("landlock_create_ruleset(VERSION): ", err)
 	case abi < 1:
-		return Status{}, fmt.Errorf("landlock_create_ruleset(VERSION): impossible ABI %d", abi)
+		return Status{}, msg.Err("landlock_create_ruleset(VERSION): impossible ABI ", abi)
 	}
 	st := Status{State: Available, ABI: abi}
 	// The errata query (added with errata fixes, backported to stable kernels) answers EINVAL where unknown.
@@ -84,23 +84,23 @@ func Restrict(k Syscalls, handled Access, rules []Rule) error {
 	}
 	fd, err := k.CreateRuleset(uint64(handled), 0)
 	if err != nil {
-		return fmt.Errorf("landlock_create_ruleset: %w", err)
+		return msg.Err("landlock_create_ruleset: ", err)
 	}
 	defer k.Close(fd)
 	for _, r := range rules {
 		rights := RuleRights(handled, r.Dir)
 		if rights == 0 {
-			return fmt.Errorf("landlock_add_rule %s: no right to grant", r.Path)
+			return msg.Err("landlock_add_rule ", r.Path, ": no right to grant")
 		}
 		if err := k.AddPathBeneath(fd, uint64(rights), r.FD); err != nil {
-			return fmt.Errorf("landlock_add_rule %s (%s): %w", r.Path, rights, err)
+			return msg.Err("landlock_add_rule ", r.Path, " (", rights, "): ", err)
 		}
 	}
 	if err := k.SetNoNewPrivs(); err != nil {
-		return fmt.Errorf("prctl(PR_SET_NO_NEW_PRIVS): %w", err)
+		return msg.Err("prctl(PR_SET_NO_NEW_PRIVS): ", err)
 	}
 	if err := k.RestrictSelf(fd); err != nil {
-		return fmt.Errorf("landlock_restrict_self: %w", err)
+		return msg.Err("landlock_restrict_self: ", err)
 	}
 	return nil
 }

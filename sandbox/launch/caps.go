@@ -1,7 +1,7 @@
 package launch
 
 import (
-	"fmt"
+	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"os"
 	"strconv"
 	"strings"
@@ -38,7 +38,7 @@ func limitRootCaps() error {
 			continue
 		}
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
-			return fmt.Errorf("prctl(PR_CAPBSET_DROP, %d): %w", c, err)
+			return msg.Err("prctl(PR_CAPBSET_DROP, ", c, "): ", err)
 		}
 	}
 	return trimInheritable(keep)
@@ -50,13 +50,13 @@ func trimInheritable(keep [2]uint32) error {
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
 	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("capget: %w", err)
+		return msg.Err("capget: ", err)
 	}
 	for i := range data {
 		data[i].Inheritable &= keep[i]
 	}
 	if err := unix.Capset(&hdr, &data[0]); err != nil {
-		return fmt.Errorf("capset: %w", err)
+		return msg.Err("capset: ", err)
 	}
 	return unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
 }

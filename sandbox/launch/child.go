@@ -3,7 +3,7 @@ package launch
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
+	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"io"
 	"os"
 	"os/signal"
@@ -191,17 +191,17 @@ type layered struct {
 func startLayered(reportFD int) (LayeredChild, error) {
 	ns, err := os.Readlink("/proc/self/ns/mnt")
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrLayerUnavailable, err)
+		return nil, msg.Err(ErrLayerUnavailable, ": ", err.Error())
 	}
 	sock, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("%w: socketpair: %v", ErrLayerUnavailable, err)
+		return nil, msg.Err(ErrLayerUnavailable, ": socketpair: ", err.Error())
 	}
 	var sync [2]int
 	if err := unix.Pipe2(sync[:], unix.O_CLOEXEC); err != nil {
 		unix.Close(sock[0])
 		unix.Close(sock[1])
-		return nil, fmt.Errorf("%w: pipe2: %v", ErrLayerUnavailable, err)
+		return nil, msg.Err(ErrLayerUnavailable, ": pipe2: ", err.Error())
 	}
 	files := []uintptr{0, 1, 2, uintptr(sock[1]), uintptr(sync[1])}
 	if reportFD >= 0 {
@@ -224,12 +224,12 @@ func startLayered(reportFD int) (LayeredChild, error) {
 	if err != nil {
 		c.pid = 0
 		c.Abort()
-		return nil, fmt.Errorf("%w: starting the layered child: %v", ErrLayerUnavailable, err)
+		return nil, msg.Err(ErrLayerUnavailable, ": starting the layered child: ", err.Error())
 	}
 	c.root, err = unix.Open("/proc/"+strconv.Itoa(c.pid)+"/root", unix.O_PATH|unix.O_CLOEXEC|unix.O_DIRECTORY, 0)
 	if err != nil {
 		c.Abort()
-		return nil, fmt.Errorf("%w: opening the layered child's root: %v", ErrLayerUnavailable, err)
+		return nil, msg.Err(ErrLayerUnavailable, ": opening the layered child's root: ", err.Error())
 	}
 	return c, nil
 }
@@ -293,7 +293,7 @@ func (c *layered) waitOnly(ws *syscall.WaitStatus) error {
 func (c *layered) Run(h *Handoff) (syscall.WaitStatus, error) {
 	if err := c.send(h); err != nil {
 		c.Abort()
-		return 0, fmt.Errorf("%w: handing the plan to the layered child: %v", ErrLayerUnavailable, err)
+		return 0, msg.Err(ErrLayerUnavailable, ": handing the plan to the layered child: ", err.Error())
 	}
 	// The child says execMark just before its execve, then EOF follows (close-on-exec); anything else means it
 	// stopped before the command ran: a message, or nothing at all if it died.
@@ -341,14 +341,14 @@ func (c *layered) Run(h *Handoff) (syscall.WaitStatus, error) {
 // send writes h to the handoff socket: its length and the rules' descriptors, then its JSON.
 func (c *layered) send(h *Handoff) error {
 	if len(h.fds) > maxRules {
-		return fmt.Errorf("%d roots: at most %d", len(h.fds), maxRules)
+		return msg.Err(len(h.fds), " roots: at most ", maxRules)
 	}
-	msg := h.marshal()
-	head := binary.LittleEndian.AppendUint64(nil, uint64(len(msg)))
+	body := h.marshal()
+	head := binary.LittleEndian.AppendUint64(nil, uint64(len(body)))
 	if err := unix.Sendmsg(c.sock, head, unix.UnixRights(h.fds...), nil, 0); err != nil {
-		return fmt.Errorf("sendmsg: %w", err)
+		return msg.Err("sendmsg: ", err)
 	}
-	if err := writeAll(c.sock, msg); err != nil {
+	if err := writeAll(c.sock, body); err != nil {
 		return err
 	}
 	return unix.Shutdown(c.sock, unix.SHUT_WR)
@@ -375,7 +375,7 @@ func receive() (*Handoff, []int, error) {
 		return nil, nil, err
 	}
 	if rerr != nil {
-		return nil, nil, fmt.Errorf("recvmsg: %w", rerr)
+		return nil, nil, msg.Err("recvmsg: ", rerr)
 	}
 	var fds []int
 	cmsgs, err := unix.ParseSocketControlMessage(oob[:oobn])
@@ -390,18 +390,18 @@ func receive() (*Handoff, []int, error) {
 		fds = append(fds, more...)
 	}
 	if _, err := io.ReadFull(sock, head[n:]); err != nil {
-		return nil, nil, fmt.Errorf("reading the handoff's length: %w", err)
+		return nil, nil, msg.Err("reading the handoff's length: ", err)
 	}
-	msg := make([]byte, binary.LittleEndian.Uint64(head))
-	if _, err := io.ReadFull(sock, msg); err != nil {
-		return nil, nil, fmt.Errorf("reading the handoff: %w", err)
+	body := make([]byte, binary.LittleEndian.Uint64(head))
+	if _, err := io.ReadFull(sock, body); err != nil {
+		return nil, nil, msg.Err("reading the handoff: ", err)
 	}
-	h, err := unmarshalHandoff(msg)
+	h, err := unmarshalHandoff(body)
 	if err != nil {
 		return nil, nil, err
 	}
 	if len(fds) != len(h.Rules) || len(h.Argv) == 0 {
-		return nil, nil, fmt.Errorf("malformed: %d descriptors for %d rules", len(fds), len(h.Rules))
+		return nil, nil, msg.Err("malformed: ", len(fds), " descriptors for ", len(h.Rules), " rules")
 	}
 	return h, fds, nil
 }
@@ -440,11 +440,11 @@ func childError(said []byte, ws syscall.WaitStatus) error {
 	m, err := unmarshalSync(said)
 	switch {
 	case len(said) == 0:
-		return report.Refuse(report.Internal, "the layered child ended before running the command (%s)", waitText(ws))
+		return report.Refuse(report.Internal, "the layered child ended before running the command (", waitText(ws), ")")
 	case err != nil:
-		return report.Refuse(report.Internal, "the layered child said %q (%s)", said, waitText(ws))
+		return report.Refuse(report.Internal, "the layered child said ", msg.Quoted(said), " (", waitText(ws), ")")
 	case m.Layer:
-		return fmt.Errorf("%w: %s", ErrLayerUnavailable, strings.TrimPrefix(m.Error, ErrLayerUnavailable.Error()+": "))
+		return msg.Err(ErrLayerUnavailable, ": ", strings.TrimPrefix(m.Error, ErrLayerUnavailable.Error()+": "))
 	case m.Exec != 0:
 		return &ExecError{Status: m.Exec, Err: errors.New(m.Error)}
 	}
@@ -463,7 +463,7 @@ func IsLayerChild() bool {
 func RunChild(s System) error {
 	runtime.LockOSThread()
 	if err := checkLayerChild(); err != nil {
-		return report.Refuse(report.Internal, "%v", err) // not our child: descriptors 3 and 4 are not ours
+		return report.Refuse(report.Internal, err.Error()) // not our child: descriptors 3 and 4 are not ours
 	}
 	err := runChild(s) // returns only on failure
 	var m syncMsg
@@ -502,7 +502,7 @@ func waitText(ws syscall.WaitStatus) string {
 func runChild(s System) error {
 	h, fds, err := receive()
 	if err != nil {
-		return report.Refuse(report.Internal, "the handoff: %v", err)
+		return report.Refuse(report.Internal, "the handoff: ", err.Error())
 	}
 	rules := make([]landlock.Rule, len(h.Rules))
 	var writable []*pathfd.Root
@@ -513,7 +513,7 @@ func runChild(s System) error {
 		}
 	}
 	if _, err := s.BuildMountLayer(writable); err != nil {
-		return fmt.Errorf("%w: %v", ErrLayerUnavailable, err)
+		return msg.Err(ErrLayerUnavailable, ": ", err.Error())
 	}
 	last := &final{handled: h.Handled, rules: rules, prog: h.Filter, path: h.Path, argv: h.Argv, env: h.Env,
 		reportJSON: h.Report, reportFD: h.ReportFD, reportName: h.ReportName,
@@ -534,7 +534,7 @@ func checkLayerChild() error {
 	parentOK := ppidNS == parentNS || (os.Geteuid() != 0 && ppidNS == "")
 	if own == "" || own == parentNS || !parentOK || !isFileType(handoffFD, unix.S_IFSOCK) ||
 		!isFileType(syncFD, unix.S_IFIFO) {
-		return fmt.Errorf("%s is set, but this is not a layered child of confine", layerEnv)
+		return msg.Err(layerEnv, " is set, but this is not a layered child of confine")
 	}
 	return nil
 }

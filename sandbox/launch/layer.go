@@ -2,7 +2,7 @@ package launch
 
 import (
 	"errors"
-	"fmt"
+	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"os"
 	"syscall"
 
@@ -42,7 +42,7 @@ var ErrLayerUnavailable = errors.New("mount layer unavailable")
 // refuse rather than fall back.
 func buildMountLayer(roots []*pathfd.Root) (committed bool, err error) {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return false, fmt.Errorf("mount --make-rprivate /: %w", err)
+		return false, msg.Err("mount --make-rprivate /: ", err)
 	}
 	trees := make([]int, 0, len(roots))
 	defer func() {
@@ -53,33 +53,33 @@ func buildMountLayer(roots []*pathfd.Root) (committed bool, err error) {
 	for _, r := range roots {
 		tree, err := unix.OpenTree(r.FD, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
 		if err != nil {
-			return false, fmt.Errorf("open_tree %s: %w", r.Path, err)
+			return false, msg.Err("open_tree ", r.Path, ": ", err)
 		}
 		trees = append(trees, tree)
 		// No device node and no set-user-ID program inside a writable root works as one.
 		if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE,
 			&unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOSUID}); err != nil {
-			return false, fmt.Errorf("mount_setattr %s nodev,nosuid: %w", r.Path, err)
+			return false, msg.Err("mount_setattr ", r.Path, " nodev,nosuid: ", err)
 		}
 	}
 	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE,
 		&unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
-		return false, fmt.Errorf("mount_setattr / read-only: %w", err)
+		return false, msg.Err("mount_setattr / read-only: ", err)
 	}
 	for i, r := range roots {
 		if err := unix.MoveMount(trees[i], "", r.FD, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
-			return true, fmt.Errorf("move_mount onto %s: %w", r.Path, err)
+			return true, msg.Err("move_mount onto ", r.Path, ": ", err)
 		}
 	}
 	var st unix.Statfs_t
 	if err := unix.Statfs("/", &st); err != nil || st.Flags&unix.ST_RDONLY == 0 {
-		return true, fmt.Errorf("/ is still writable after mount_setattr (statfs: %v)", err)
+		return true, msg.Err("/ is still writable after mount_setattr (statfs: ", err.Error(), ")")
 	}
 	// The working directory still points into the mount it was entered on, which is now read-only and, for a
 	// writable root, covered by its clone: enter it again by name to land on the mount now visible there.
 	if wd, err := unix.Getwd(); err == nil {
 		if err := unix.Chdir(wd); err != nil {
-			return true, fmt.Errorf("re-entering the working directory %s: %w", wd, err)
+			return true, msg.Err("re-entering the working directory ", wd, ": ", err)
 		}
 	}
 	// The CAP_SYS_ADMIN that built the layer (ambient, and so also inheritable) must not reach the command.
@@ -123,22 +123,25 @@ const probeEnv = "CONFINE_INTERNAL_LAYER_PROBE"
 // missing is that user namespaces cannot be created (a container, a sysctl, an AppArmor policy).
 func layerAvailable() error {
 	if os.Getenv(probeEnv) != "" {
-		return fmt.Errorf("%w: already inside a layer probe", ErrLayerUnavailable)
+		return msg.Err(ErrLayerUnavailable, ": already inside a layer probe")
 	}
 	null, err := unix.Open("/dev/null", unix.O_RDWR|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrLayerUnavailable, err)
+		return msg.Err(ErrLayerUnavailable, ": ", err.Error())
 	}
 	defer unix.Close(null)
 	pid, err := syscall.ForkExec("/proc/self/exe", []string{"confine", "version"}, &syscall.ProcAttr{
 		Env: append(os.Environ(), probeEnv+"=1"), Files: []uintptr{uintptr(null), uintptr(null), uintptr(null)},
 		Sys: layerAttr()})
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrLayerUnavailable, err)
+		return msg.Err(ErrLayerUnavailable, ": ", err.Error())
 	}
 	var ws syscall.WaitStatus
-	if err := wait(pid, &ws); err != nil || !ws.Exited() || ws.ExitStatus() != 0 {
-		return fmt.Errorf("%w: confine version in new namespaces: %v (%v)", ErrLayerUnavailable, ws, err)
+	if err := wait(pid, &ws); err != nil {
+		return msg.Err(ErrLayerUnavailable, ": confine version in new namespaces: ", err.Error())
+	}
+	if !ws.Exited() || ws.ExitStatus() != 0 {
+		return msg.Err(ErrLayerUnavailable, ": confine version in new namespaces: wait status ", msg.Hex(ws))
 	}
 	return nil
 }

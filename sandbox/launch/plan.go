@@ -1,7 +1,7 @@
 package launch
 
 import (
-	"fmt"
+	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,16 +46,14 @@ func makePlan(cfg Config, f Facts, s System, rep *report.Report) (*plan, error) 
 	case f.WSL == WSL1:
 		return nil, report.Refuse(report.WSL1, "WSL1 is not a Linux kernel and has no Landlock: use WSL2")
 	case f.WSL == WSL2 && f.Interop != InteropDisabled:
-		return nil, report.Refuse(report.WSL2Interop, "WSL2 Windows interop is %s: an .exe would run outside "+
-			"the sandbox; set [interop] enabled=false in /etc/wsl.conf and restart WSL", f.Interop)
+		return nil, report.Refuse(report.WSL2Interop, "WSL2 Windows interop is ", string(f.Interop), ": an .exe would run outside the sandbox; set [interop] enabled=false in /etc/wsl.conf and restart WSL")
 	case cfg.Backend == Bwrap:
 		return nil, report.Refuse(report.BackendUnavailable, "the bwrap backend is not in this build")
 	}
 	for fd := 0; fd <= 2; fd++ {
 		var st unix.Stat_t
 		if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
-			return nil, report.Refuse(report.BadStdio, "descriptor %d is a directory: the command could change "+
-				"files beneath it; pass a file, a pipe or a terminal", fd)
+			return nil, report.Refuse(report.BadStdio, "descriptor ", fd, " is a directory: the command could change files beneath it; pass a file, a pipe or a terminal")
 		}
 	}
 	st, err := landlock.Query(s)
@@ -65,13 +63,9 @@ func makePlan(cfg Config, f Facts, s System, rep *report.Report) (*plan, error) 
 	rep.Landlock, rep.ABI, rep.Errata = string(st.State), st.ABI, st.Errata
 	switch st.State {
 	case landlock.Absent:
-		return nil, report.Refuse(report.LandlockAbsent,
-			"Landlock is absent (ENOSYS: kernel %s was built without it) and no fallback backend can enforce %s",
-			f.Release, cfg.Mode)
+		return nil, report.Refuse(report.LandlockAbsent, "Landlock is absent (ENOSYS: kernel ", f.Release, " was built without it) and no fallback backend can enforce ", string(cfg.Mode))
 	case landlock.Disabled:
-		return nil, report.Refuse(report.LandlockDisabled,
-			"Landlock is disabled (EOPNOTSUPP: built in but not in lsm=) and no fallback backend can enforce %s",
-			cfg.Mode)
+		return nil, report.Refuse(report.LandlockDisabled, "Landlock is disabled (EOPNOTSUPP: built in but not in lsm=) and no fallback backend can enforce ", string(cfg.Mode))
 	}
 	rep.Backend = string(Landlock)
 	p := &plan{abi: st.ABI, wsl: f.WSL, euid: f.EUID, handled: landlock.HandledWrites(st.ABI), argv: cfg.Argv,
@@ -86,12 +80,12 @@ func (p *plan) guard(metadata Metadata, why error) ([]unix.SockFilter, error) {
 	pol := policy(p.abi, metadata)
 	prog, err := pol.Program()
 	if err != nil {
-		return nil, report.Refuse(report.Seccomp, "%v", err)
+		return nil, report.Refuse(report.Seccomp, err.Error())
 	}
 	p.rep.Metadata, p.rep.Seccomp = string(metadata), pol.Denied()
 	p.rep.Warnings = append(append([]string{}, warnings(p.abi, p.wsl, metadata)...), p.notes...)
 	if why != nil {
-		p.rep.Warnings = append(p.rep.Warnings, fmt.Sprintf("%v: metadata is denied everywhere instead", why))
+		p.rep.Warnings = append(p.rep.Warnings, msg.Str(why, ": metadata is denied everywhere instead"))
 	}
 	return prog, nil
 }
@@ -140,7 +134,7 @@ func (p *plan) open(cfg Config, root int) error {
 			if want.required {
 				return &report.Refusal{Reason: report.BadRoot, Err: err}
 			}
-			p.notes = append(p.notes, fmt.Sprintf("no rule for default root %s: %v", want.path, err))
+			p.notes = append(p.notes, msg.Str("no rule for default root ", want.path, ": ", err))
 			continue
 		}
 		p.roots = append(p.roots, r)
@@ -176,11 +170,11 @@ var kernelTrees = []string{"/proc", "/sys", "/dev"}
 // (say /dev/kvm), and a worktree that is not a directory.
 func userRootAllowed(r *pathfd.Root, worktree bool) error {
 	if worktree && r.Kind != pathfd.Dir {
-		return fmt.Errorf("%w: --worktree %s is not a directory", pathfd.ErrBadPath, r.Path)
+		return msg.Err(pathfd.ErrBadPath, ": --worktree ", r.Path, " is not a directory")
 	}
 	for _, t := range kernelTrees {
 		if (r.Path == t || strings.HasPrefix(r.Path, t+"/")) && !(r.Kind == pathfd.CharDev && !worktree) {
-			return fmt.Errorf("%w: %s is in %s, which holds kernel state, not files", pathfd.ErrBadPath, r.Path, t)
+			return msg.Err(pathfd.ErrBadPath, ": ", r.Path, " is in ", t, ", which holds kernel state, not files")
 		}
 	}
 	return nil
@@ -193,17 +187,14 @@ func warnings(abi int, wsl WSL, metadata Metadata) []string {
 		w = append(w, "metadata (chmod, chown, utimes, xattrs, inode flags) cannot be changed anywhere, "+
 			"including inside the writable roots: Landlock has no right for it, so seccomp denies it (EPERM)")
 		if abi < 3 {
-			w = append(w, fmt.Sprintf("ABI %d: truncate(2) by path is denied everywhere by seccomp (TRUNCATE "+
-				"needs ABI 3, kernel %s)", abi, landlock.FirstKernel(3)))
+			w = append(w, msg.Str("ABI ", abi, ": truncate(2) by path is denied everywhere by seccomp (TRUNCATE needs ABI 3, kernel ", landlock.FirstKernel(3), ")"))
 		}
 	}
 	if abi < 2 {
-		w = append(w, fmt.Sprintf("ABI %d: cross-directory rename and link inside the worktree will fail with "+
-			"EXDEV (REFER needs ABI 2, kernel %s)", abi, landlock.FirstKernel(2)))
+		w = append(w, msg.Str("ABI ", abi, ": cross-directory rename and link inside the worktree will fail with EXDEV (REFER needs ABI 2, kernel ", landlock.FirstKernel(2), ")"))
 	}
 	if abi < 5 {
-		w = append(w, fmt.Sprintf("ABI %d: ioctls on devices opened before confinement are not handled "+
-			"(IOCTL_DEV needs ABI 5, kernel %s)", abi, landlock.FirstKernel(5)))
+		w = append(w, msg.Str("ABI ", abi, ": ioctls on devices opened before confinement are not handled (IOCTL_DEV needs ABI 5, kernel ", landlock.FirstKernel(5), ")"))
 	}
 	if wsl == WSL2 {
 		w = append(w, "WSL2: interop is disabled; WSL_INTEROP is also removed from the environment")
@@ -239,9 +230,9 @@ func lookPath(name string) (string, error) {
 		var st unix.Stat_t
 		switch {
 		case unix.Stat(abs, &st) != nil:
-			return "", &ExecError{Status: ExitNotFound, Err: fmt.Errorf("%s: no such file", name)}
+			return "", &ExecError{Status: ExitNotFound, Err: msg.Err(name, ": no such file")}
 		case st.Mode&unix.S_IFMT == unix.S_IFDIR || unix.Access(abs, unix.X_OK) != nil:
-			return "", &ExecError{Status: ExitCannotExec, Err: fmt.Errorf("%s: permission denied", name)}
+			return "", &ExecError{Status: ExitCannotExec, Err: msg.Err(name, ": permission denied")}
 		}
 		return abs, nil
 	}
@@ -269,9 +260,9 @@ func lookPath(name string) (string, error) {
 		return p, nil
 	}
 	if denied {
-		return "", &ExecError{Status: ExitCannotExec, Err: fmt.Errorf("%s: permission denied", name)}
+		return "", &ExecError{Status: ExitCannotExec, Err: msg.Err(name, ": permission denied")}
 	}
-	return "", &ExecError{Status: ExitNotFound, Err: fmt.Errorf("%s: command not found", name)}
+	return "", &ExecError{Status: ExitNotFound, Err: msg.Err(name, ": command not found")}
 }
 
 // absolute is filepath.Abs with the working directory from getcwd(2) itself.

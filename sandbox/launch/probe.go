@@ -1,7 +1,7 @@
 package launch
 
 import (
-	"fmt"
+	"github.com/confine-dev/confine/sandbox/internal/msg"
 
 	"golang.org/x/sys/unix"
 
@@ -37,12 +37,11 @@ func Probe(f Facts, s System) report.Probe {
 			p.Errno = name
 		}
 		p.AutoBackend = "none"
-		p.AutoReason = fmt.Sprintf("Landlock is %s (%s) and the bwrap backend is not in this build: confine refuses",
-			st.State, p.Errno)
+		p.AutoReason = msg.Str("Landlock is ", string(st.State), " (", p.Errno, ") and the bwrap backend is not in this build: confine refuses")
 		return p
 	}
 	p.AutoBackend = "landlock"
-	p.AutoReason = fmt.Sprintf("Landlock ABI %d is available", st.ABI)
+	p.AutoReason = msg.Str("Landlock ABI ", st.ABI, " is available")
 	p.Handled = landlock.HandledWrites(st.ABI).Names()
 	metadata := MetadataMountLayer
 	if err := s.LayerAvailable(); err != nil {

@@ -2,7 +2,7 @@ package launch
 
 import (
 	"errors"
-	"fmt"
+	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"runtime"
 	"strconv"
 	"syscall"
@@ -40,7 +40,7 @@ func (e *ExecError) reason() report.Reason {
 // ChildExit is the wait status of the layered child: the caller exits the same way.
 type ChildExit struct{ Status syscall.WaitStatus }
 
-func (c *ChildExit) Error() string { return fmt.Sprintf("child %d", int(c.Status)) }
+func (c *ChildExit) Error() string { return msg.Str("child ", int(c.Status)) }
 
 // Run confines the process as cfg asks and executes cfg.Argv. It makes the plan once, chooses how metadata
 // outside is stopped (the strategy), and ends in one shared tail, confineAndExec:
@@ -59,7 +59,7 @@ func Run(cfg Config, f Facts, s System) error {
 	rep := report.New(string(cfg.Mode))
 	if cfg.ReportFD >= 0 {
 		if _, err := unix.FcntlInt(uintptr(cfg.ReportFD), unix.F_GETFD, 0); err != nil {
-			return report.Refuse(report.BadReportFD, "--report-fd %d: %v", cfg.ReportFD, err)
+			return report.Refuse(report.BadReportFD, "--report-fd ", cfg.ReportFD, ": ", err.Error())
 		}
 	}
 	refuse := func(err error) error {
@@ -83,7 +83,7 @@ func Run(cfg Config, f Facts, s System) error {
 	case f.EUID == 0:
 		runtime.LockOSThread() // the new mount namespace is this thread's, until execve
 		if err := s.UnshareMountNS(); err != nil {
-			why = fmt.Errorf("%w: unshare(CLONE_NEWNS): %v", ErrLayerUnavailable, err)
+			why = msg.Err(ErrLayerUnavailable, ": unshare(CLONE_NEWNS): ", err.Error())
 		}
 	default:
 		if child, why = s.StartLayered(cfg.ReportFD); why == nil {
@@ -118,9 +118,9 @@ func Run(cfg Config, f Facts, s System) error {
 		committed, err := s.BuildMountLayer(p.writable)
 		switch {
 		case committed && err != nil:
-			return refuse(report.Refuse(report.Internal, "the mount layer failed half-built: %v", err))
+			return refuse(report.Refuse(report.Internal, "the mount layer failed half-built: ", err.Error()))
 		case err != nil:
-			why = fmt.Errorf("%w: %v", ErrLayerUnavailable, err)
+			why = msg.Err(ErrLayerUnavailable, ": ", err.Error())
 		}
 	}
 	metadata := MetadataMountLayer
@@ -172,12 +172,12 @@ func (c *final) confineAndExec(s System) error {
 	}
 	if c.root {
 		if err := s.LimitRootCaps(); err != nil {
-			return report.Refuse(report.Ruleset, "limiting root's capabilities: %v", err)
+			return report.Refuse(report.Ruleset, "limiting root's capabilities: ", err.Error())
 		}
 		c.rep.Warnings = append(c.rep.Warnings, "root: the command keeps only the capabilities "+rootCapNames())
 	}
 	if err := s.SetSeccomp(c.prog); err != nil {
-		return report.Refuse(report.Seccomp, "seccomp(SET_MODE_FILTER): %v", err)
+		return report.Refuse(report.Seccomp, "seccomp(SET_MODE_FILTER): ", err.Error())
 	}
 	// From here on the thread is confined; a failure still runs nothing.
 	if c.rep != nil {
@@ -186,14 +186,14 @@ func (c *final) confineAndExec(s System) error {
 	}
 	c.reported = true
 	if err := writeReport(c.reportFD, c.reportJSON); err != nil {
-		return report.Refuse(report.BadReportFD, "writing the report to --report-fd %d: %v", c.reportName, err)
+		return report.Refuse(report.BadReportFD, "writing the report to --report-fd ", c.reportName, ": ", err.Error())
 	}
 	if err := cloexecFrom(3); err != nil {
-		return report.Refuse(report.Internal, "marking inherited descriptors close-on-exec: %v", err)
+		return report.Refuse(report.Internal, "marking inherited descriptors close-on-exec: ", err.Error())
 	}
 	if c.beforeExec != nil {
 		if err := c.beforeExec(); err != nil {
-			return report.Refuse(report.Internal, "telling the parent: %v", err)
+			return report.Refuse(report.Internal, "telling the parent: ", err.Error())
 		}
 	}
 	err := s.Exec(c.path, c.argv, c.env)
@@ -201,7 +201,7 @@ func (c *final) confineAndExec(s System) error {
 	if errors.Is(err, unix.ENOENT) {
 		status = ExitNotFound
 	}
-	return &ExecError{Status: status, Err: fmt.Errorf("%s: %w", c.argv[0], err)}
+	return &ExecError{Status: status, Err: msg.Err(c.argv[0], ": ", err)}
 }
 
 // writeReport writes a marshalled report to fd (if >= 0) and closes fd, so the command does not inherit it.

@@ -5,7 +5,7 @@ package pathfd
 
 import (
 	"errors"
-	"fmt"
+	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -42,15 +42,15 @@ var ErrBadPath = errors.New("bad path")
 func Check(path string) error {
 	switch {
 	case path == "":
-		return fmt.Errorf("%w: empty path", ErrBadPath)
+		return msg.Err(ErrBadPath, ": empty path")
 	case strings.IndexByte(path, 0) >= 0:
-		return fmt.Errorf("%w: %q contains NUL", ErrBadPath, path)
+		return msg.Err(ErrBadPath, ": ", msg.Quoted(path), " contains NUL")
 	case !filepath.IsAbs(path):
-		return fmt.Errorf("%w: %s is not absolute", ErrBadPath, path)
+		return msg.Err(ErrBadPath, ": ", path, " is not absolute")
 	case path == "/":
-		return fmt.Errorf("%w: / cannot be a writable root", ErrBadPath)
+		return msg.Err(ErrBadPath, ": / cannot be a writable root")
 	case filepath.Clean(path) != path:
-		return fmt.Errorf("%w: %s is not clean (want %s)", ErrBadPath, path, filepath.Clean(path))
+		return msg.Err(ErrBadPath, ": ", path, " is not clean (want ", filepath.Clean(path), ")")
 	}
 	return nil
 }
@@ -129,7 +129,7 @@ func openNoFollow(root int, path string) (int, error) {
 func validate(path string, fd int) (*Root, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, fmt.Errorf("fstat %s: %w", path, err)
+		return nil, msg.Err("fstat ", path, ": ", err)
 	}
 	var kind Kind
 	switch st.Mode & unix.S_IFMT {
@@ -141,15 +141,14 @@ func validate(path string, fd int) (*Root, error) {
 		kind = CharDev
 	case unix.S_IFLNK:
 		// O_PATH|O_NOFOLLOW on a final symlink opens the link itself.
-		return nil, fmt.Errorf("%w: %s is a symlink (pass the resolved path)", ErrBadPath, path)
+		return nil, msg.Err(ErrBadPath, ": ", path, " is a symlink (pass the resolved path)")
 	default:
-		return nil, fmt.Errorf("%w: %s is not a directory, regular file or character device (mode %#o)",
-			ErrBadPath, path, st.Mode&unix.S_IFMT)
+		return nil, msg.Err(ErrBadPath, ": ", path, " is not a directory, regular file or character device (mode ", msg.Oct(st.Mode&unix.S_IFMT), ")")
 	}
 	// Where /proc is mounted, the kernel's name for the descriptor must be the path we asked for: it was
 	// opened without following links, so anything else means the tree moved under us.
 	if got, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd)); err == nil && got != path {
-		return nil, fmt.Errorf("%w: %s was opened as %s (did it move?)", ErrBadPath, path, got)
+		return nil, msg.Err(ErrBadPath, ": ", path, " was opened as ", got, " (did it move?)")
 	}
 	return &Root{Path: path, FD: fd, Kind: kind}, nil
 }
@@ -157,13 +156,13 @@ func validate(path string, fd int) (*Root, error) {
 func describe(path string, err error) error {
 	switch {
 	case errors.Is(err, unix.ENOENT):
-		return fmt.Errorf("%w: %s does not exist", ErrBadPath, path)
+		return msg.Err(ErrBadPath, ": ", path, " does not exist")
 	case errors.Is(err, unix.ELOOP):
-		return fmt.Errorf("%w: %s has a symlink in its path (pass the resolved path)", ErrBadPath, path)
+		return msg.Err(ErrBadPath, ": ", path, " has a symlink in its path (pass the resolved path)")
 	case errors.Is(err, unix.ENOTDIR):
-		return fmt.Errorf("%w: a component of %s is not a directory", ErrBadPath, path)
+		return msg.Err(ErrBadPath, ": a component of ", path, " is not a directory")
 	case errors.Is(err, unix.EXDEV):
-		return fmt.Errorf("%w: %s crosses a magic link", ErrBadPath, path)
+		return msg.Err(ErrBadPath, ": ", path, " crosses a magic link")
 	}
-	return fmt.Errorf("open %s: %w", path, err)
+	return msg.Err("open ", path, ": ", err)
 }

@@ -5,7 +5,7 @@ package report
 
 import (
 	"errors"
-	"fmt"
+	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"strings"
 )
 
@@ -59,9 +59,9 @@ func OneLine(s string) string {
 
 func (r *Refusal) Unwrap() error { return r.Err }
 
-// Refuse returns a *Refusal with a formatted message.
-func Refuse(reason Reason, format string, args ...any) *Refusal {
-	return &Refusal{Reason: reason, Err: fmt.Errorf(format, args...)}
+// Refuse returns a *Refusal whose message is parts concatenated, as msg.Err builds it.
+func Refuse(reason Reason, parts ...any) *Refusal {
+	return &Refusal{Reason: reason, Err: msg.Err(parts...)}
 }
 
 // ReasonOf returns err's reason code, or Internal if err is not a *Refusal.

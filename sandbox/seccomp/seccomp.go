@@ -8,7 +8,7 @@
 package seccomp
 
 import (
-	"fmt"
+	"github.com/confine-dev/confine/sandbox/internal/msg"
 
 	"golang.org/x/sys/unix"
 )
@@ -207,11 +207,11 @@ func (a *assembler) assemble() ([]unix.SockFilter, error) {
 			}
 			at, ok := a.labels[name]
 			if !ok {
-				return nil, fmt.Errorf("seccomp: instruction %d jumps to undefined label %q", i, name)
+				return nil, msg.Err("seccomp: instruction ", i, " jumps to undefined label ", msg.Quoted(name))
 			}
 			off := at - (i + 1)
 			if off < 0 || off > 255 {
-				return nil, fmt.Errorf("seccomp: instruction %d jumps %d to %q: out of BPF's 0..255 range", i, off, name)
+				return nil, msg.Err("seccomp: instruction ", i, " jumps ", off, " to ", msg.Quoted(name), ": out of BPF's 0..255 range")
 			}
 			if j == 0 {
 				prog[i].Jt = uint8(off)

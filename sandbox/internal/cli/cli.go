@@ -4,7 +4,7 @@ package cli
 
 import (
 	"errors"
-	"fmt"
+	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"io"
 	"strconv"
 	"strings"
@@ -42,7 +42,7 @@ const (
 	Help
 )
 
-func usageErr(format string, args ...any) error { return report.Refuse(report.Usage, format, args...) }
+func usageErr(parts ...any) error { return report.Refuse(report.Usage, parts...) }
 
 // Parse parses args (without the program name). On error the returned Config still carries a valid
 // --report-fd if one appears anywhere before --, so that the refusal can be reported whatever the flag order.
@@ -81,12 +81,12 @@ func parse(args []string) (Kind, launch.Config, error) {
 	switch args[0] {
 	case "--help", "-h", "help":
 		if len(args) > 1 {
-			return Help, cfg, usageErr("%s takes no arguments", args[0])
+			return Help, cfg, usageErr(args[0], " takes no arguments")
 		}
 		return Help, cfg, nil
 	case "version", "--version":
 		if len(args) > 1 {
-			return PrintVersion, cfg, usageErr("%s takes no arguments", args[0])
+			return PrintVersion, cfg, usageErr(args[0], " takes no arguments")
 		}
 		return PrintVersion, cfg, nil
 	case "probe":
@@ -96,7 +96,7 @@ func parse(args []string) (Kind, launch.Config, error) {
 		case len(args) == 2 && args[1] == "--json":
 			return ProbeJSON, cfg, nil
 		}
-		return Probe, cfg, usageErr("probe takes only --json, got %q", strings.Join(args[1:], " "))
+		return Probe, cfg, usageErr("probe takes only --json, got ", msg.Quoted(strings.Join(args[1:], " ")))
 	}
 	seen := map[string]bool{}
 	for i := 0; i < len(args); i++ {
@@ -106,7 +106,7 @@ func parse(args []string) (Kind, launch.Config, error) {
 			return Run, cfg, finish(&cfg, seen)
 		}
 		if !strings.HasPrefix(arg, "--") || len(arg) == 2 {
-			return Run, cfg, usageErr("unexpected argument %q before -- (flags are --name, the command follows --)", arg)
+			return Run, cfg, usageErr("unexpected argument ", msg.Quoted(arg), " before -- (flags are --name, the command follows --)")
 		}
 		name, value, hasValue := strings.Cut(arg[2:], "=")
 		if name == "tty" {
@@ -122,20 +122,20 @@ func parse(args []string) (Kind, launch.Config, error) {
 		switch name {
 		case "worktree", "allow", "mode", "backend", "report-fd":
 		default:
-			return Run, cfg, usageErr("unknown flag --%s", name)
+			return Run, cfg, usageErr("unknown flag --", name)
 		}
 		if !hasValue {
 			if i+1 >= len(args) || args[i+1] == "--" || strings.HasPrefix(args[i+1], "-") {
-				return Run, cfg, usageErr("--%s needs a value", name)
+				return Run, cfg, usageErr("--", name, " needs a value")
 			}
 			i++
 			value = args[i]
 		}
 		if value == "" {
-			return Run, cfg, usageErr("--%s needs a non-empty value", name)
+			return Run, cfg, usageErr("--", name, " needs a non-empty value")
 		}
 		if seen[name] && name != "allow" {
-			return Run, cfg, usageErr("--%s given twice", name)
+			return Run, cfg, usageErr("--", name, " given twice")
 		}
 		seen[name] = true
 		if err := set(&cfg, name, value); err != nil {
@@ -149,16 +149,16 @@ func set(cfg *launch.Config, name, value string) error {
 	switch name {
 	case "worktree":
 		if err := pathfd.Check(value); err != nil {
-			return report.Refuse(report.BadRoot, "--worktree: %v", err)
+			return report.Refuse(report.BadRoot, "--worktree: ", err.Error())
 		}
 		cfg.Worktree = value
 	case "allow":
 		if err := pathfd.Check(value); err != nil {
-			return report.Refuse(report.BadRoot, "--allow: %v", err)
+			return report.Refuse(report.BadRoot, "--allow: ", err.Error())
 		}
 		for _, a := range cfg.Allow {
 			if a == value {
-				return usageErr("--allow %s given twice", value)
+				return usageErr("--allow ", value, " given twice")
 			}
 		}
 		cfg.Allow = append(cfg.Allow, value)
@@ -167,19 +167,19 @@ func set(cfg *launch.Config, name, value string) error {
 		case launch.WorkspaceWrite, launch.ReadOnly:
 			cfg.Mode = m
 		default:
-			return usageErr("--mode must be workspace-write or read-only, got %q", value)
+			return usageErr("--mode must be workspace-write or read-only, got ", msg.Quoted(value))
 		}
 	case "backend":
 		switch b := launch.Backend(value); b {
 		case launch.Auto, launch.Landlock, launch.Bwrap:
 			cfg.Backend = b
 		default:
-			return usageErr("--backend must be auto, landlock or bwrap, got %q", value)
+			return usageErr("--backend must be auto, landlock or bwrap, got ", msg.Quoted(value))
 		}
 	case "report-fd":
 		fd, err := strconv.Atoi(value)
 		if err != nil || fd < 3 || fd > 1<<20 || strconv.Itoa(fd) != value {
-			return report.Refuse(report.BadReportFD, "--report-fd must be a descriptor number >= 3, got %q", value)
+			return report.Refuse(report.BadReportFD, "--report-fd must be a descriptor number >= 3, got ", msg.Quoted(value))
 		}
 		cfg.ReportFD = fd
 	}
@@ -206,7 +206,7 @@ func finish(cfg *launch.Config, seen map[string]bool) error {
 	}
 	for _, a := range cfg.Allow {
 		if a == cfg.Worktree {
-			return usageErr("--allow %s repeats --worktree", a)
+			return usageErr("--allow ", a, " repeats --worktree")
 		}
 	}
 	return nil
@@ -235,15 +235,15 @@ func Main(args []string, f launch.Facts, s launch.System, stdout, stderr io.Writ
 	}
 	switch kind {
 	case Help:
-		fmt.Fprint(stdout, Usage)
+		io.WriteString(stdout, Usage)
 		return 0
 	case PrintVersion:
-		fmt.Fprintf(stdout, "confine %s\n", Version)
+		io.WriteString(stdout, "confine "+Version+"\n")
 		return 0
 	case Probe, ProbeJSON:
 		p := launch.Probe(f, s)
 		if kind == ProbeJSON {
-			fmt.Fprintf(stdout, "%s\n", p.Marshal())
+			stdout.Write(append(p.Marshal(), '\n'))
 		} else {
 			printProbe(stdout, p)
 		}
@@ -276,29 +276,27 @@ func mirror(ws syscall.WaitStatus) int {
 
 // fail prints err as one line prefixed "confine: ".
 func fail(w io.Writer, err error) {
-	fmt.Fprintf(w, "confine: %s\n", report.OneLine(err.Error()))
+	io.WriteString(w, "confine: "+report.OneLine(err.Error())+"\n")
 }
 
 func printProbe(w io.Writer, p report.Probe) {
-	fmt.Fprintf(w, "kernel:   %s (%s)\n", p.Kernel, p.Arch)
 	ll := p.Landlock
 	switch {
 	case p.ABI > 0:
-		ll = fmt.Sprintf("%s, ABI %d, errata %#x", ll, p.ABI, p.Errata)
+		ll = msg.Str(ll, ", ABI ", p.ABI, ", errata ", msg.Hex(p.Errata))
 	case p.Errno != "":
-		ll = fmt.Sprintf("%s (%s)", ll, p.Errno)
+		ll = msg.Str(ll, " (", p.Errno, ")")
 	}
-	fmt.Fprintf(w, "landlock: %s\n", ll)
-	fmt.Fprintf(w, "auto:     %s: %s\n", p.AutoBackend, p.AutoReason)
-	fmt.Fprintf(w, "wsl:      %d\n", p.WSL)
+	b := []byte(msg.Str("kernel:   ", p.Kernel, " (", p.Arch, ")\nlandlock: ", ll, "\nauto:     ", p.AutoBackend, ": ",
+		p.AutoReason, "\nwsl:      ", p.WSL, "\n"))
 	if p.Metadata != "" {
-		fmt.Fprintf(w, "metadata: %s\n", p.Metadata)
+		b = append(b, "metadata: "+p.Metadata+"\n"...)
 	}
 	if len(p.Handled) > 0 {
-		fmt.Fprintf(w, "handled:  %s\n", strings.Join(p.Handled, " "))
-		fmt.Fprintf(w, "seccomp:  %s\n", strings.Join(p.Seccomp, " "))
+		b = append(b, "handled:  "+strings.Join(p.Handled, " ")+"\nseccomp:  "+strings.Join(p.Seccomp, " ")+"\n"...)
 	}
 	for _, warn := range p.Warnings {
-		fmt.Fprintf(w, "warning:  %s\n", warn)
+		b = append(b, "warning:  "+warn+"\n"...)
 	}
+	w.Write(b)
 }
