@@ -387,4 +387,3 @@ func openFDs(t *testing.T) int {
 	require.NoError(t, err)
 	return len(es)
 }
-

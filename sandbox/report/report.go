@@ -24,6 +24,7 @@ const (
 	BadRoot            Reason = "bad-root"
 	BadReportFD        Reason = "bad-report-fd"
 	BadStdio           Reason = "bad-stdio"
+	BadGitdir          Reason = "bad-gitdir"
 	LandlockAbsent     Reason = "landlock-absent"
 	LandlockDisabled   Reason = "landlock-disabled"
 	BackendUnavailable Reason = "backend-unavailable"
@@ -78,6 +79,7 @@ type Rule struct {
 	Path   string   `json:"path"`
 	Type   string   `json:"type"` // "dir" or "file"
 	Rights []string `json:"rights"`
+	Reason string   `json:"reason,omitempty"` // why it is granted, for a git directory found from the worktree
 }
 
 // Report is the one JSON object written to --report-fd.
@@ -140,6 +142,9 @@ func (r *Report) Marshal() []byte {
 			ro.str("path", rule.Path)
 			ro.str("type", rule.Type)
 			ro.strs("rights", rule.Rights)
+			if rule.Reason != "" {
+				ro.str("reason", rule.Reason)
+			}
 			rules = append(rules, ro.end()...)
 		}
 		o.raw("rules", append(rules, ']'))

@@ -22,11 +22,11 @@ var Version = "dev"
 
 // Usage is printed by --help.
 const Usage = `usage: confine [--worktree DIR] [--allow PATH]... [--mode workspace-write|read-only]
-               [--backend auto|landlock|bwrap] [--report-fd N] [--tty] -- CMD [ARGS...]
+               [--backend auto|landlock|bwrap] [--report-fd N] [--tty] [--no-git] -- CMD [ARGS...]
        confine probe [--json]
        confine version
-Runs CMD so that it can write only under DIR, the --allow roots, /tmp and /dev/null (read-only mode: /tmp and
-/dev/null only). Exit status 125: confine refused or failed and nothing ran; 126: CMD could not be executed;
+Runs CMD so that it can write only under DIR, the git directories of a linked worktree at DIR (not with
+--no-git), the --allow roots, /tmp and /dev/null (read-only mode: /tmp and /dev/null only). Exit status 125: confine refused or failed and nothing ran; 126: CMD could not be executed;
 127: CMD was not found; otherwise CMD's own status.
 `
 
@@ -109,14 +109,19 @@ func parse(args []string) (Kind, launch.Config, error) {
 			return Run, cfg, usageErr("unexpected argument ", msg.Quoted(arg), " before -- (flags are --name, the command follows --)")
 		}
 		name, value, hasValue := strings.Cut(arg[2:], "=")
-		if name == "tty" {
+		if name == "tty" || name == "no-git" {
 			if hasValue {
-				return Run, cfg, usageErr("--tty takes no value")
+				return Run, cfg, usageErr("--", name, " takes no value")
 			}
 			if seen[name] {
-				return Run, cfg, usageErr("--tty given twice")
+				return Run, cfg, usageErr("--", name, " given twice")
 			}
-			seen[name], cfg.TTY = true, true
+			seen[name] = true
+			if name == "tty" {
+				cfg.TTY = true
+			} else {
+				cfg.NoGit = true
+			}
 			continue
 		}
 		switch name {
