@@ -180,11 +180,11 @@ func (p *plan) grant(r *pathfd.Root, why string) {
 
 // openGit grants the git directories a linked worktree at wt writes outside it (package gitdir), opened
 // through wt's descriptor and then, like every root, once and without symlinks in root's mount namespace.
-// A refused pointer is a bad-gitdir refusal.
+// A refused pointer is a bad-root refusal: the git directories are roots, found rather than given.
 func (p *plan) openGit(root int, wt *pathfd.Root) error {
 	res, err := gitdir.Discover(root, wt, os.Getenv("HOME"))
 	if err != nil {
-		return report.Refuse(report.BadGitdir, "git: ", err)
+		return report.Refuse(report.BadRoot, "git: ", err)
 	}
 	p.notes = append(p.notes, res.Notes...)
 	for i := range res.Grants {

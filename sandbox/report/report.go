@@ -24,7 +24,6 @@ const (
 	BadRoot            Reason = "bad-root"
 	BadReportFD        Reason = "bad-report-fd"
 	BadStdio           Reason = "bad-stdio"
-	BadGitdir          Reason = "bad-gitdir"
 	LandlockAbsent     Reason = "landlock-absent"
 	LandlockDisabled   Reason = "landlock-disabled"
 	BackendUnavailable Reason = "backend-unavailable"

@@ -308,7 +308,8 @@ func TestGitReportListsEveryGrantAndWhy(t *testing.T) {
 }
 
 // TestBadGitPointersAreRefused: a .git or commondir pointing somewhere it must not is refused, exit 125,
-// one line naming the file, reason bad-gitdir, and nothing runs.
+// one line naming the file, reason bad-root (a git directory is a root found from the worktree), and
+// nothing runs.
 func TestBadGitPointersAreRefused(t *testing.T) {
 	requireLandlock(t)
 	for name, c := range map[string]struct{ file, text, want, named string }{
@@ -352,7 +353,7 @@ func TestBadGitPointersAreRefused(t *testing.T) {
 			b, _ := os.ReadFile(rf.Name())
 			require.NoError(t, json.Unmarshal(b, &rep), "%s", b)
 			require.Equal(t, "refused", rep.Outcome)
-			require.Equal(t, "bad-gitdir", rep.Reason)
+			require.Equal(t, "bad-root", rep.Reason)
 		})
 	}
 }
