@@ -11,8 +11,9 @@ const writesV1 = WriteFile | RemoveDir | RemoveFile | MakeChar | MakeDir | MakeR
 	MakeBlock | MakeSym
 
 // abiInfos is indexed by ABI version, as returned by landlock_create_ruleset(NULL, 0,
-// LANDLOCK_CREATE_RULESET_VERSION). ABIs 4 and 6 to 11 add network, scoping, logging, thread-sync, unix-socket
-// and UDP features, but no write-class filesystem right.
+// LANDLOCK_CREATE_RULESET_VERSION). ABIs 4, 6 to 8, 10 and 11 add network, scoping, logging, thread-sync and UDP
+// features, but no write-class filesystem right; 9 adds RESOLVE_UNIX, which confine handles with the writes
+// (connecting to a socket outside is acting outside). Scopes (ABI 6) are in Scopes.
 var abiInfos = []abiInfo{
 	0:  {kernel: "", writes: 0},
 	1:  {kernel: "5.13", writes: writesV1},
@@ -23,9 +24,9 @@ var abiInfos = []abiInfo{
 	6:  {kernel: "6.12", writes: writesV1 | Refer | Truncate | IoctlDev},
 	7:  {kernel: "6.15", writes: writesV1 | Refer | Truncate | IoctlDev},
 	8:  {kernel: "7.0", writes: writesV1 | Refer | Truncate | IoctlDev},
-	9:  {kernel: "7.1", writes: writesV1 | Refer | Truncate | IoctlDev},
-	10: {kernel: "7.2", writes: writesV1 | Refer | Truncate | IoctlDev},
-	11: {kernel: "7.3", writes: writesV1 | Refer | Truncate | IoctlDev},
+	9:  {kernel: "7.1", writes: writesV1 | Refer | Truncate | IoctlDev | ResolveUnix},
+	10: {kernel: "7.2", writes: writesV1 | Refer | Truncate | IoctlDev | ResolveUnix},
+	11: {kernel: "7.3", writes: writesV1 | Refer | Truncate | IoctlDev | ResolveUnix},
 }
 
 // HighestKnownABI is the newest ABI this build knows. A kernel reporting a newer one is treated as this one:

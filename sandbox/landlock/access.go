@@ -1,11 +1,12 @@
 package landlock
 
 import (
-	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"math/bits"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/confine-dev/confine/sandbox/internal/msg"
 )
 
 // Access is a set of LANDLOCK_ACCESS_FS_* rights (include/uapi/linux/landlock.h).
@@ -29,7 +30,27 @@ const (
 	Refer      Access = unix.LANDLOCK_ACCESS_FS_REFER       // ABI 2 (5.19)
 	Truncate   Access = unix.LANDLOCK_ACCESS_FS_TRUNCATE    // ABI 3 (6.2)
 	IoctlDev   Access = unix.LANDLOCK_ACCESS_FS_IOCTL_DEV   // ABI 5 (6.10)
+	// ResolveUnix is connecting to a pathname unix socket (ABI 9, 7.1): not a write, but a socket is a door
+	// to a process outside, which acts for the command unconfined (a Docker or tmux socket means host root).
+	ResolveUnix Access = unix.LANDLOCK_ACCESS_FS_RESOLVE_UNIX
 )
+
+// Scope is a set of LANDLOCK_SCOPE_* flags (include/uapi/linux/landlock.h, ABI 6, 6.12): IPC the domain may not
+// reach outside itself.
+type Scope uint64
+
+const (
+	ScopeAbstractUnix Scope = unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET // connect to an abstract unix socket
+	ScopeSignal       Scope = unix.LANDLOCK_SCOPE_SIGNAL               // kill(2), and SIGIO/SIGURG by fcntl
+)
+
+// Scopes returns the scopes ABI abi knows, which is exactly the set confine asks for: 0 below ABI 6.
+func Scopes(abi int) Scope {
+	if abi < 6 {
+		return 0
+	}
+	return ScopeAbstractUnix | ScopeSignal
+}
 
 // FileRights are the rights a rule on a non-directory may carry; directory rights on a file fail with EINVAL
 // (security/landlock/fs.c, ACCESS_FILE).
@@ -39,7 +60,7 @@ var names = map[Access]string{
 	Execute: "EXECUTE", WriteFile: "WRITE_FILE", ReadFile: "READ_FILE", ReadDir: "READ_DIR",
 	RemoveDir: "REMOVE_DIR", RemoveFile: "REMOVE_FILE", MakeChar: "MAKE_CHAR", MakeDir: "MAKE_DIR",
 	MakeReg: "MAKE_REG", MakeSock: "MAKE_SOCK", MakeFifo: "MAKE_FIFO", MakeBlock: "MAKE_BLOCK",
-	MakeSym: "MAKE_SYM", Refer: "REFER", Truncate: "TRUNCATE", IoctlDev: "IOCTL_DEV",
+	MakeSym: "MAKE_SYM", Refer: "REFER", Truncate: "TRUNCATE", IoctlDev: "IOCTL_DEV", ResolveUnix: "RESOLVE_UNIX",
 }
 
 // Names lists the rights in a by their uapi names without the LANDLOCK_ACCESS_FS_ prefix, lowest bit first.

@@ -10,21 +10,27 @@ import (
 // (include/uapi/linux/landlock.h, include/uapi/linux/prctl.h).
 type Host struct{}
 
-// rulesetAttrFS is the prefix of struct landlock_ruleset_attr (5.13) that confine fills: handled_access_fs alone.
-// Its size is what is passed, so the kernel never reads fields we did not set.
-type rulesetAttrFS struct {
-	HandledAccessFS uint64
+// rulesetAttr is struct landlock_ruleset_attr: handled_access_fs (5.13, ABI 1), handled_access_net (6.7, ABI 4)
+// and scoped (6.12, ABI 6). confine never handles network access. The size passed is that of the prefix that
+// was filled: 8 bytes without scopes, 24 with them, so an older kernel never sees a field it does not know.
+type rulesetAttr struct {
+	HandledAccessFS  uint64
+	HandledAccessNet uint64
+	Scoped           uint64
 }
 
-// CreateRuleset calls landlock_create_ruleset(2) with handled_access_fs = handledFS (5.13, ABI 1). With
-// handledFS == 0 and a flag such as unix.LANDLOCK_CREATE_RULESET_VERSION, it passes a NULL attr and size 0 and
+// CreateRuleset calls landlock_create_ruleset(2) with handled_access_fs = handledFS (5.13, ABI 1) and, if
+// scoped != 0, scoped (LANDLOCK_SCOPE_*, 6.12, ABI 6). With handledFS == 0 and a flag such as unix.LANDLOCK_CREATE_RULESET_VERSION, it passes a NULL attr and size 0 and
 // returns the ABI version (or, with LANDLOCK_CREATE_RULESET_ERRATA, the errata bitmask) instead of a descriptor.
 // Errors: ENOSYS (built without Landlock), EOPNOTSUPP (built in but disabled), EINVAL, E2BIG, ENOMSG.
-func (Host) CreateRuleset(handledFS uint64, flags uint32) (int, error) {
+func (Host) CreateRuleset(handledFS, scoped uint64, flags uint32) (int, error) {
 	var ptr, size uintptr
-	attr := rulesetAttrFS{HandledAccessFS: handledFS}
-	if handledFS != 0 {
+	attr := rulesetAttr{HandledAccessFS: handledFS, Scoped: scoped}
+	switch {
+	case scoped != 0:
 		ptr, size = uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr)
+	case handledFS != 0:
+		ptr, size = uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr.HandledAccessFS)
 	}
 	r, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, ptr, size, uintptr(flags))
 	if e != 0 {

@@ -13,8 +13,9 @@ func TestHandledWritesPerABI(t *testing.T) {
 	v2 := append(append([]string{}, v1...), "REFER")
 	v3 := append(append([]string{}, v2...), "TRUNCATE")
 	v5 := append(append([]string{}, v3...), "IOCTL_DEV")
-	want := map[int][]string{-1: {}, 0: {}, 1: v1, 2: v2, 3: v3, 4: v3, 5: v5, 6: v5, 7: v5, 8: v5, 9: v5, 10: v5,
-		11: v5, 12: v5, 99: v5}
+	v9 := append(append([]string{}, v5...), "RESOLVE_UNIX")
+	want := map[int][]string{-1: {}, 0: {}, 1: v1, 2: v2, 3: v3, 4: v3, 5: v5, 6: v5, 7: v5, 8: v5, 9: v9, 10: v9,
+		11: v9, 12: v9, 99: v9}
 	for abi, names := range want {
 		got := HandledWrites(abi)
 		require.Equal(t, names, got.Names(), "ABI %d", abi)
@@ -23,6 +24,17 @@ func TestHandledWritesPerABI(t *testing.T) {
 	}
 	require.Equal(t, Access(0x1ffe^ReadFile^ReadDir), HandledWrites(1), "ABI 1 mask by value")
 	require.Equal(t, Access(0xfff2), HandledWrites(5), "ABI 5 mask by value")
+	require.Equal(t, Access(0x1fff2), HandledWrites(9), "ABI 9 mask by value")
+}
+
+func TestScopesFromABI6(t *testing.T) {
+	for abi := -1; abi <= 12; abi++ {
+		want := Scope(0)
+		if abi >= 6 {
+			want = Scope(0x3) // LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL
+		}
+		require.Equal(t, want, Scopes(abi), "ABI %d", abi)
+	}
 }
 
 func TestRuleRightsFileVersusDir(t *testing.T) {
@@ -46,7 +58,7 @@ func TestFirstKernel(t *testing.T) {
 }
 
 func TestNamesOfUnknownBits(t *testing.T) {
-	require.Equal(t, []string{"WRITE_FILE", "0x10000"}, (WriteFile | Access(unix.LANDLOCK_ACCESS_FS_RESOLVE_UNIX)).Names())
+	require.Equal(t, []string{"WRITE_FILE", "0x80000000"}, (WriteFile | Access(1<<31)).Names())
 	require.Equal(t, "REFER|TRUNCATE", (Refer | Truncate).String())
 }
 
@@ -61,7 +73,7 @@ type fake struct {
 	added             map[int]uint64
 }
 
-func (f *fake) CreateRuleset(handled uint64, flags uint32) (int, error) {
+func (f *fake) CreateRuleset(handled, scoped uint64, flags uint32) (int, error) {
 	switch flags {
 	case unix.LANDLOCK_CREATE_RULESET_VERSION:
 		return f.abi, f.abiErr
@@ -111,7 +123,7 @@ func TestQuery(t *testing.T) {
 func TestRestrictOrderAndRights(t *testing.T) {
 	f := &fake{}
 	h := HandledWrites(3)
-	err := Restrict(f, h, []Rule{{Path: "/w", FD: 7, Dir: true}, {Path: "/dev/null", FD: 8, Dir: false}})
+	err := Restrict(f, h, 0, []Rule{{Path: "/w", FD: 7, Dir: true}, {Path: "/dev/null", FD: 8, Dir: false}})
 	require.NoError(t, err)
 	require.Equal(t, []string{"create", "add", "add", "nnp", "restrict", "close"}, f.calls)
 	require.Equal(t, uint64(h), f.handled)
@@ -127,12 +139,12 @@ func TestRestrictFailsClosed(t *testing.T) {
 		"nnp":      {nnpErr: unix.EPERM},
 		"restrict": {restrErr: unix.EPERM},
 	} {
-		err := Restrict(f, HandledWrites(1), rules)
+		err := Restrict(f, HandledWrites(1), 0, rules)
 		require.Error(t, err, name)
 		if name != "restrict" {
 			require.NotContains(t, f.calls, "restrict", "%s: must not restrict after a failure", name)
 		}
 	}
-	require.Error(t, Restrict(&fake{}, 0, rules), "empty handled set")
-	require.Error(t, Restrict(&fake{}, HandledWrites(1), nil), "empty ruleset")
+	require.Error(t, Restrict(&fake{}, 0, 0, rules), "empty handled set")
+	require.Error(t, Restrict(&fake{}, HandledWrites(1), 0, nil), "empty ruleset")
 }

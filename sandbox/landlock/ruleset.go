@@ -2,17 +2,18 @@ package landlock
 
 import (
 	"errors"
-	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/confine-dev/confine/sandbox/internal/msg"
 )
 
 // Syscalls is the part of the kernel this package calls. Host is the real one; tests pass a fake, so that the
 // ruleset logic runs without Landlock.
 type Syscalls interface {
 	// CreateRuleset is landlock_create_ruleset(2); see Host.CreateRuleset.
-	CreateRuleset(handledFS uint64, flags uint32) (int, error)
+	CreateRuleset(handledFS, scoped uint64, flags uint32) (int, error)
 	// AddPathBeneath is landlock_add_rule(2) with LANDLOCK_RULE_PATH_BENEATH.
 	AddPathBeneath(rulesetFD int, allowed uint64, parentFD int) error
 	// SetNoNewPrivs is prctl(PR_SET_NO_NEW_PRIVS, 1).
@@ -44,7 +45,7 @@ type Status struct {
 // Query asks the kernel for its Landlock ABI and errata. Any error other than ENOSYS and EOPNOTSUPP is
 // returned as is, so a caller can refuse rather than guess.
 func Query(k Syscalls) (Status, error) {
-	abi, err := k.CreateRuleset(0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	abi, err := k.CreateRuleset(0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
 	switch {
 	case errors.Is(err, unix.ENOSYS):
 		return Status{State: Absent, Errno: unix.ENOSYS}, nil
@@ -57,7 +58,7 @@ func Query(k Syscalls) (Status, error) {
 	}
 	st := Status{State: Available, ABI: abi}
 	// The errata query (added with errata fixes, backported to stable kernels) answers EINVAL where unknown.
-	if errata, err := k.CreateRuleset(0, unix.LANDLOCK_CREATE_RULESET_ERRATA); err == nil {
+	if errata, err := k.CreateRuleset(0, 0, unix.LANDLOCK_CREATE_RULESET_ERRATA); err == nil {
 		st.Errata = errata
 	}
 	return st, nil
@@ -71,18 +72,18 @@ type Rule struct {
 	Dir  bool
 }
 
-// Restrict creates one ruleset that handles handled, adds each rule with RuleRights(handled, rule.Dir),
+// Restrict creates one ruleset that handles handled and scopes scoped (0 below ABI 6), adds each rule with RuleRights(handled, rule.Dir),
 // sets no_new_privs and restricts the calling thread. Lock the OS thread first, and execve from it. Any
 // failure is returned before restrict_self, so that nothing runs less confined than asked; an empty handled
 // set or rule list is an error, never an unconfined "success".
-func Restrict(k Syscalls, handled Access, rules []Rule) error {
+func Restrict(k Syscalls, handled Access, scoped Scope, rules []Rule) error {
 	if handled == 0 {
 		return errors.New("landlock: empty handled access set")
 	}
 	if len(rules) == 0 {
 		return errors.New("landlock: no rules: the ruleset would confine nothing the caller asked for")
 	}
-	fd, err := k.CreateRuleset(uint64(handled), 0)
+	fd, err := k.CreateRuleset(uint64(handled), uint64(scoped), 0)
 	if err != nil {
 		return msg.Err("landlock_create_ruleset: ", err)
 	}

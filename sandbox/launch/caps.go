@@ -1,24 +1,49 @@
 package launch
 
 import (
-	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"os"
 	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/confine-dev/confine/sandbox/internal/msg"
 )
 
-// rootCaps are the capabilities a root command keeps (include/uapi/linux/capability.h): file ownership and
-// permission overrides, identity changes and a few network ones, as in a container runtime's default set, less
-// CAP_KILL, CAP_MKNOD, CAP_SETPCAP and CAP_SETFCAP. Everything that reaches past the filesystem boundary goes:
-// CAP_SYS_ADMIN (mounts, namespaces), CAP_SYS_MODULE, CAP_SYS_RAWIO, CAP_DAC_READ_SEARCH (open_by_handle_at),
-// CAP_BPF, CAP_SYS_PTRACE, CAP_SYS_BOOT, CAP_SYS_TIME and the rest.
+// rootCaps are the capabilities a root command keeps (include/uapi/linux/capability.h), each because root's
+// ordinary work in its worktree needs it, and Landlock, the mount layer and seccomp still bound where it acts:
+//   - CHOWN, DAC_OVERRIDE, FOWNER: package managers and builds running as root own and rewrite files of any
+//     owner and mode in the worktree;
+//   - SETUID, SETGID: dropping to another user (npm's and apt's unprivileged helpers, su, setpriv);
+//   - NET_BIND_SERVICE: a development server on a port below 1024;
+//   - SYS_CHROOT: build tools that chroot into a tree in the worktree (the domain and filter follow them).
+//
+// Everything else goes, among them: SYS_ADMIN (mounts, namespaces), SYS_MODULE, SYS_RAWIO, DAC_READ_SEARCH
+// (open_by_handle_at), BPF, SYS_PTRACE, KILL (signals to other users), MKNOD, SETPCAP, SETFCAP (file
+// capabilities), FSETID (a set-ID bit that survives a write or a chown), SYS_RESOURCE (which would lift the core
+// dump limit), AUDIT_WRITE (messages in the host's audit log), NET_RAW (forged packets), NET_ADMIN, SYS_TIME
+// and SYS_BOOT.
 var rootCaps = map[uintptr]string{
 	unix.CAP_CHOWN: "CHOWN", unix.CAP_DAC_OVERRIDE: "DAC_OVERRIDE", unix.CAP_FOWNER: "FOWNER",
-	unix.CAP_FSETID: "FSETID", unix.CAP_SETGID: "SETGID", unix.CAP_SETUID: "SETUID",
-	unix.CAP_NET_BIND_SERVICE: "NET_BIND_SERVICE", unix.CAP_NET_RAW: "NET_RAW", unix.CAP_SYS_CHROOT: "SYS_CHROOT",
-	unix.CAP_AUDIT_WRITE: "AUDIT_WRITE",
+	unix.CAP_SETGID: "SETGID", unix.CAP_SETUID: "SETUID", unix.CAP_NET_BIND_SERVICE: "NET_BIND_SERVICE",
+	unix.CAP_SYS_CHROOT: "SYS_CHROOT",
+}
+
+// isolate gives the process what it must not share with its caller before execve: a new anonymous session
+// keyring (keyctl(KEYCTL_JOIN_SESSION_KEYRING, NULL), 2.6.10; the seccomp filter keeps key writes inside it),
+// and a core-dump limit of 1 byte, soft and hard (RLIMIT_CORE): fs/coredump.c writes no core file below a page
+// and treats a limit of 1 as "no dump" for a core_pattern pipe, whose helper would otherwise run as root
+// outside the sandbox with the command's memory. Without CAP_SYS_RESOURCE the command cannot raise it. A
+// kernel without keys (ENOSYS) has no keyring to share.
+func isolate() error {
+	_, _, e := unix.Syscall(unix.SYS_KEYCTL, unix.KEYCTL_JOIN_SESSION_KEYRING, 0, 0)
+	if e != 0 && e != unix.ENOSYS {
+		return msg.Err("keyctl(KEYCTL_JOIN_SESSION_KEYRING): ", e)
+	}
+	if err := unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{Cur: 1, Max: 1}); err != nil {
+		return msg.Err("setrlimit(RLIMIT_CORE, 1): ", err)
+	}
+	return nil
 }
 
 // limitRootCaps cuts the bounding and inheritable sets to rootCaps and clears the ambient set. At execve a

@@ -3,7 +3,6 @@ package launch
 import (
 	"encoding/binary"
 	"errors"
-	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"io"
 	"os"
 	"os/signal"
@@ -14,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"github.com/confine-dev/confine/sandbox/landlock"
 	"github.com/confine-dev/confine/sandbox/pathfd"
 	"github.com/confine-dev/confine/sandbox/report"
@@ -52,6 +52,7 @@ type Handoff struct {
 	Argv       []string
 	Env        []string
 	Handled    landlock.Access
+	Scoped     landlock.Scope
 	Rules      []HandoffRule
 	Filter     []unix.SockFilter // the seccomp program
 	ReportFD   int               // the report's descriptor in the child, or -1
@@ -66,13 +67,14 @@ type HandoffRule struct {
 	Path     string
 	Dir      bool // from fstat on the descriptor, in the parent
 	Writable bool // gets a writable clone in the mount layer
+	Devpts   bool // /dev/pts with --tty: the layer mounts a private devpts instance and the rule moves to it
 }
 
 // handoff is p, guarded by prog, as a layered child receives it.
 func (p *plan) handoff(prog []unix.SockFilter, callerReportFD int) *Handoff {
 	rep := *p.rep // the parent's stays as it is, for a refusal or a fallback
 	rep.Outcome, rep.Command = "exec", append([]string{p.path}, p.argv[1:]...)
-	h := &Handoff{Path: p.path, Argv: p.argv, Env: p.env, Handled: p.handled, Filter: prog, ReportFD: -1,
+	h := &Handoff{Path: p.path, Argv: p.argv, Env: p.env, Handled: p.handled, Scoped: p.scoped, Filter: prog, ReportFD: -1,
 		ReportName: callerReportFD, Report: rep.Marshal()}
 	if callerReportFD >= 0 {
 		h.ReportFD = reportFD
@@ -81,8 +83,8 @@ func (p *plan) handoff(prog []unix.SockFilter, callerReportFD int) *Handoff {
 	for _, r := range p.writable {
 		writable[r.FD] = true
 	}
-	for _, r := range p.rules {
-		h.Rules = append(h.Rules, HandoffRule{Path: r.Path, Dir: r.Dir, Writable: writable[r.FD]})
+	for i, r := range p.rules {
+		h.Rules = append(h.Rules, HandoffRule{Path: r.Path, Dir: r.Dir, Writable: writable[r.FD], Devpts: i == p.devpts})
 		h.fds = append(h.fds, r.FD)
 	}
 	return h
@@ -94,10 +96,11 @@ func (h *Handoff) marshal() []byte {
 	e.strs(h.Argv)
 	e.strs(h.Env)
 	e.num(uint64(h.Handled))
+	e.num(uint64(h.Scoped))
 	e.num(uint64(len(h.Rules)))
 	for _, r := range h.Rules {
 		e.str(r.Path)
-		e.num(uint64(flag(r.Dir) | flag(r.Writable)<<1))
+		e.num(uint64(flag(r.Dir) | flag(r.Writable)<<1 | flag(r.Devpts)<<2))
 	}
 	e.num(uint64(len(h.Filter)))
 	for _, in := range h.Filter {
@@ -111,12 +114,13 @@ func (h *Handoff) marshal() []byte {
 
 func unmarshalHandoff(b []byte) (*Handoff, error) {
 	d := decoder{b: b}
-	h := &Handoff{Path: d.str(), Argv: d.strs(), Env: d.strs(), Handled: landlock.Access(d.num())}
+	h := &Handoff{Path: d.str(), Argv: d.strs(), Env: d.strs(), Handled: landlock.Access(d.num()),
+		Scoped: landlock.Scope(d.num())}
 	h.Rules = make([]HandoffRule, d.count())
 	for i := range h.Rules {
 		h.Rules[i].Path = d.str()
 		f := d.num()
-		h.Rules[i].Dir, h.Rules[i].Writable = f&1 != 0, f&2 != 0
+		h.Rules[i].Dir, h.Rules[i].Writable, h.Rules[i].Devpts = f&1 != 0, f&2 != 0, f&4 != 0
 	}
 	h.Filter = make([]unix.SockFilter, d.count())
 	for i := range h.Filter {
@@ -506,16 +510,24 @@ func runChild(s System) error {
 	}
 	rules := make([]landlock.Rule, len(h.Rules))
 	var writable []*pathfd.Root
+	devpts := -1
 	for i, r := range h.Rules {
 		rules[i] = landlock.Rule{Path: r.Path, FD: fds[i], Dir: r.Dir}
 		if r.Writable {
 			writable = append(writable, &pathfd.Root{Path: r.Path, FD: fds[i]})
 		}
+		if r.Devpts {
+			devpts = i
+		}
 	}
-	if _, err := s.BuildMountLayer(writable); err != nil {
+	fd, _, err := s.BuildMountLayer(writable, devpts >= 0)
+	if err != nil { // the parent falls back in place: nothing here is its namespace
 		return msg.Err(ErrLayerUnavailable, ": ", err.Error())
 	}
-	last := &final{handled: h.Handled, rules: rules, prog: h.Filter, path: h.Path, argv: h.Argv, env: h.Env,
+	if devpts >= 0 {
+		rules[devpts].FD = fd
+	}
+	last := &final{handled: h.Handled, scoped: h.Scoped, rules: rules, prog: h.Filter, path: h.Path, argv: h.Argv, env: h.Env,
 		reportJSON: h.Report, reportFD: h.ReportFD, reportName: h.ReportName,
 		beforeExec: func() error { return writeAll(syncFD, []byte{execMark}) }}
 	return last.confineAndExec(s)

@@ -2,12 +2,12 @@ package launch
 
 import (
 	"errors"
-	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"os"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"github.com/confine-dev/confine/sandbox/pathfd"
 )
 
@@ -37,10 +37,63 @@ const (
 var ErrLayerUnavailable = errors.New("mount layer unavailable")
 
 // buildMountLayer makes every mount in this (fresh) mount namespace read-only, except the trees of roots,
-// which get writable clones of their own. It uses the roots' descriptors and never opens a path. committed
-// says whether mounts were already changed when it failed: a caller that goes on in this namespace must then
-// refuse rather than fall back.
-func buildMountLayer(roots []*pathfd.Root) (committed bool, err error) {
+// which get writable clones of their own. It uses the roots' descriptors and never opens a path, but for the
+// private devpts instance it mounts on /dev/pts when devpts is set, whose descriptor it returns (else -1).
+// committed says whether mounts were already changed when it failed: a caller that goes on in this namespace
+// must then refuse rather than fall back.
+func buildMountLayer(roots []*pathfd.Root, devpts bool) (devptsFD int, committed bool, err error) {
+	committed, err = buildReadOnly(roots)
+	if err != nil || !devpts {
+		return -1, committed, err
+	}
+	devptsFD, err = mountDevpts()
+	return devptsFD, true, err
+}
+
+// mountDevpts mounts a new devpts instance (newinstance, 2.6.29; fsopen and fsmount, 5.2) over /dev/pts, so
+// that the command reaches the caller's terminal only through the descriptors and /dev/tty it was given, and
+// every pty it opens is new. /dev/ptmx finds the instance as its sibling "pts" (path_pts, fs/devpts/inode.c),
+// so it needs no bind mount. It returns an O_PATH descriptor of the instance's root, for the Landlock rule: a
+// rule on the covered /dev/pts would not match, since Landlock's walk skips hidden mount points.
+func mountDevpts() (int, error) {
+	fs, err := unix.Fsopen("devpts", unix.FSOPEN_CLOEXEC)
+	if err != nil {
+		return -1, msg.Err("fsopen devpts: ", err)
+	}
+	defer unix.Close(fs)
+	if err := unix.FsconfigSetFlag(fs, "newinstance"); err != nil {
+		return -1, msg.Err("fsconfig devpts newinstance: ", err)
+	}
+	for _, kv := range [][2]string{{"ptmxmode", "0666"}, {"mode", "0620"}} {
+		if err := unix.FsconfigSetString(fs, kv[0], kv[1]); err != nil {
+			return -1, msg.Err("fsconfig devpts ", kv[0], ": ", err)
+		}
+	}
+	if err := unix.FsconfigCreate(fs); err != nil {
+		return -1, msg.Err("fsconfig devpts create: ", err)
+	}
+	mnt, err := unix.Fsmount(fs, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC)
+	if err != nil {
+		return -1, msg.Err("fsmount devpts: ", err)
+	}
+	defer unix.Close(mnt)
+	if err := unix.MoveMount(mnt, "", unix.AT_FDCWD, "/dev/pts", unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return -1, msg.Err("move_mount devpts onto /dev/pts: ", err)
+	}
+	r, err := pathfd.OpenIn(pathfd.Here, "/dev/pts")
+	if err != nil {
+		return -1, err
+	}
+	var st unix.Statfs_t
+	if err := unix.Fstatfs(r.FD, &st); err != nil || st.Type != unix.DEVPTS_SUPER_MAGIC {
+		r.Close()
+		return -1, errors.New("/dev/pts is not the new devpts instance")
+	}
+	return r.FD, nil
+}
+
+// buildReadOnly is the read-only part of buildMountLayer.
+func buildReadOnly(roots []*pathfd.Root) (committed bool, err error) {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return false, msg.Err("mount --make-rprivate /: ", err)
 	}
@@ -101,11 +154,15 @@ func needsWritableMount(r *pathfd.Root) bool {
 	return false
 }
 
-// layerAttr puts a child in a new mount namespace, and, unless we are root, a new user namespace in which it
+// layerNamespaces are the namespaces of the mount layer: mount, and IPC (System V IPC and POSIX message queues
+// live in the IPC namespace, so the command's are its own). Where they cannot be had, seccomp denies both.
+const layerNamespaces = unix.CLONE_NEWNS | unix.CLONE_NEWIPC
+
+// layerAttr puts a child in new mount and IPC namespaces, and, unless we are root, a new user namespace in which it
 // keeps our uid and gid and has CAP_SYS_ADMIN as an ambient capability (a non-root uid loses its capabilities
 // at execve otherwise). It dies with its parent.
 func layerAttr() *syscall.SysProcAttr {
-	attr := &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWNS, Pdeathsig: unix.SIGKILL}
+	attr := &syscall.SysProcAttr{Cloneflags: layerNamespaces, Pdeathsig: unix.SIGKILL}
 	if uid, gid := os.Geteuid(), os.Getegid(); uid != 0 {
 		attr.Cloneflags |= unix.CLONE_NEWUSER
 		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}

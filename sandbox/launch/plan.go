@@ -1,7 +1,6 @@
 package launch
 
 import (
-	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/confine-dev/confine/sandbox/gitdir"
+	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"github.com/confine-dev/confine/sandbox/landlock"
 	"github.com/confine-dev/confine/sandbox/pathfd"
 	"github.com/confine-dev/confine/sandbox/report"
@@ -22,15 +22,25 @@ type plan struct {
 	abi      int
 	wsl      WSL
 	euid     int
+	tty      bool
+	strict   bool
 	handled  landlock.Access
+	scoped   landlock.Scope
 	roots    []*pathfd.Root // every root opened, in Config order; closed by close
 	rules    []landlock.Rule
 	writable []*pathfd.Root // the roots the mount layer keeps writable
+	devpts   int            // with --tty, the index in rules of /dev/pts, which the layer replaces; else -1
 	path     string         // the command, resolved through PATH
 	argv     []string
 	env      []string
 	rep      *report.Report
 	notes    []string // warnings from opening the roots
+}
+
+// useDevpts points the /dev/pts rule at the layer's private devpts instance (fd, which close closes).
+func (p *plan) useDevpts(fd int) {
+	p.rules[p.devpts].FD = fd
+	p.roots = append(p.roots, &pathfd.Root{Path: "/dev/pts", FD: fd, Kind: pathfd.Dir})
 }
 
 func (p *plan) close() {
@@ -69,21 +79,29 @@ func makePlan(cfg Config, f Facts, s System, rep *report.Report) (*plan, error) 
 		return nil, report.Refuse(report.LandlockDisabled, "Landlock is disabled (EOPNOTSUPP: built in but not in lsm=) and no fallback backend can enforce ", string(cfg.Mode))
 	}
 	rep.Backend = string(Landlock)
-	p := &plan{abi: st.ABI, wsl: f.WSL, euid: f.EUID, handled: landlock.HandledWrites(st.ABI), argv: cfg.Argv,
+	p := &plan{abi: st.ABI, wsl: f.WSL, euid: f.EUID, tty: cfg.TTY, strict: cfg.Strict, devpts: -1, handled: landlock.HandledWrites(st.ABI),
+		scoped: landlock.Scopes(st.ABI), argv: cfg.Argv,
 		env: environ(f.WSL), rep: rep}
 	rep.Handled = p.handled.Names()
 	return p, nil
 }
 
 // guard fixes how metadata changes outside the writable roots are stopped, and with it the seccomp program
-// and the report's metadata, seccomp and warnings. why says why the mount layer is missing, if it is.
+// and the report's metadata, seccomp, channels and warnings. why says why the mount layer is missing, if it
+// is. With --strict, an open channel is a refusal.
 func (p *plan) guard(metadata Metadata, why error) ([]unix.SockFilter, error) {
-	pol := policy(p.abi, metadata)
+	pol := policy(p.abi, metadata, p.euid == 0)
 	prog, err := pol.Program()
 	if err != nil {
 		return nil, report.Refuse(report.Seccomp, err.Error())
 	}
 	p.rep.Metadata, p.rep.Seccomp = string(metadata), pol.Denied()
+	p.rep.Channels = channels(p.abi, metadata, p.euid == 0, p.tty)
+	if p.strict {
+		if err := strictRefusal(p.rep.Channels); err != nil {
+			return nil, err
+		}
+	}
 	p.rep.Warnings = append(append([]string{}, warnings(p.abi, p.wsl, metadata)...), p.notes...)
 	if why != nil {
 		p.rep.Warnings = append(p.rep.Warnings, msg.Str(why, ": metadata is denied everywhere instead"))
@@ -92,12 +110,13 @@ func (p *plan) guard(metadata Metadata, why error) ([]unix.SockFilter, error) {
 }
 
 // policy is the seccomp filter for an ABI: with the mount layer, read-only mounts already stop metadata
-// changes and truncate(2) outside, so only what no mount can stop is denied.
-func policy(abi int, metadata Metadata) seccomp.Policy {
+// changes and truncate(2) outside, and the layer's IPC namespace is private, so only what no mount can stop is
+// denied. A root command may not make set-ID files.
+func policy(abi int, metadata Metadata, root bool) seccomp.Policy {
 	if metadata == MetadataMountLayer {
-		return seccomp.Policy{}
+		return seccomp.Policy{NoSetID: root}
 	}
-	return seccomp.Policy{Metadata: true, DenyTruncate: abi < 3}
+	return seccomp.Policy{Metadata: true, DenyTruncate: abi < 3, DenyIPC: true, NoSetID: root}
 }
 
 // A rootSpec is one root a Config asks for.
@@ -150,6 +169,9 @@ func (p *plan) open(cfg Config, root int) error {
 		}
 		if want.path == cfg.Worktree {
 			wt = r
+		}
+		if cfg.TTY && !want.required && want.path == "/dev/pts" && r.Kind == pathfd.Dir {
+			p.devpts = len(p.rules)
 		}
 		p.grant(r, "")
 	}

@@ -1,10 +1,9 @@
 package launch
 
 import (
-	"github.com/confine-dev/confine/sandbox/internal/msg"
-
 	"golang.org/x/sys/unix"
 
+	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"github.com/confine-dev/confine/sandbox/landlock"
 	"github.com/confine-dev/confine/sandbox/report"
 )
@@ -49,7 +48,8 @@ func Probe(f Facts, s System) report.Probe {
 		p.Warnings = append(p.Warnings, err.Error())
 	}
 	p.Metadata = string(metadata)
-	p.Seccomp = policy(st.ABI, metadata).Denied()
+	p.Seccomp = policy(st.ABI, metadata, f.EUID == 0).Denied()
+	p.Channels = channels(st.ABI, metadata, f.EUID == 0, false)
 	p.Warnings = append(p.Warnings, warnings(st.ABI, f.WSL, metadata)...)
 	return p
 }

@@ -2,13 +2,13 @@ package launch
 
 import (
 	"errors"
-	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"runtime"
 	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"github.com/confine-dev/confine/sandbox/landlock"
 	"github.com/confine-dev/confine/sandbox/pathfd"
 	"github.com/confine-dev/confine/sandbox/report"
@@ -83,7 +83,7 @@ func Run(cfg Config, f Facts, s System) error {
 	case f.EUID == 0:
 		runtime.LockOSThread() // the new mount namespace is this thread's, until execve
 		if err := s.UnshareMountNS(); err != nil {
-			why = msg.Err(ErrLayerUnavailable, ": unshare(CLONE_NEWNS): ", err.Error())
+			why = msg.Err(ErrLayerUnavailable, ": unshare(CLONE_NEWNS|CLONE_NEWIPC): ", err.Error())
 		}
 	default:
 		if child, why = s.StartLayered(cfg.ReportFD); why == nil {
@@ -115,12 +115,14 @@ func Run(cfg Config, f Facts, s System) error {
 		}
 		why = err // nothing ran: go on here, where the descriptors (on the child's mounts) still name the roots
 	case why == nil: // root, in its new mount namespace
-		committed, err := s.BuildMountLayer(p.writable)
+		devpts, committed, err := s.BuildMountLayer(p.writable, p.devpts >= 0)
 		switch {
 		case committed && err != nil:
 			return refuse(report.Refuse(report.Internal, "the mount layer failed half-built: ", err.Error()))
 		case err != nil:
 			why = msg.Err(ErrLayerUnavailable, ": ", err.Error())
+		case devpts >= 0:
+			p.useDevpts(devpts)
 		}
 	}
 	metadata := MetadataMountLayer
@@ -144,6 +146,7 @@ func Run(cfg Config, f Facts, s System) error {
 // Handoff.
 type final struct {
 	handled    landlock.Access
+	scoped     landlock.Scope
 	rules      []landlock.Rule
 	prog       []unix.SockFilter
 	path       string
@@ -159,7 +162,7 @@ type final struct {
 }
 
 func (p *plan) final(prog []unix.SockFilter, reportFD int) *final {
-	return &final{handled: p.handled, rules: p.rules, prog: prog, path: p.path, argv: p.argv, env: p.env,
+	return &final{handled: p.handled, scoped: p.scoped, rules: p.rules, prog: prog, path: p.path, argv: p.argv, env: p.env,
 		root: p.euid == 0, rep: p.rep, reportFD: reportFD, reportName: reportFD}
 }
 
@@ -167,7 +170,7 @@ func (p *plan) final(prog []unix.SockFilter, reportFD int) *final {
 // install the seccomp filter, write the report and execve. It returns only on failure, a *report.Refusal or
 // an *ExecError, and nothing has run then.
 func (c *final) confineAndExec(s System) error {
-	if err := landlock.Restrict(s, c.handled, c.rules); err != nil {
+	if err := landlock.Restrict(s, c.handled, c.scoped, c.rules); err != nil {
 		return &report.Refusal{Reason: report.Ruleset, Err: err}
 	}
 	if c.root {
@@ -175,6 +178,9 @@ func (c *final) confineAndExec(s System) error {
 			return report.Refuse(report.Ruleset, "limiting root's capabilities: ", err.Error())
 		}
 		c.rep.Warnings = append(c.rep.Warnings, "root: the command keeps only the capabilities "+rootCapNames())
+	}
+	if err := isolate(); err != nil {
+		return report.Refuse(report.Internal, err.Error())
 	}
 	if err := s.SetSeccomp(c.prog); err != nil {
 		return report.Refuse(report.Seccomp, "seccomp(SET_MODE_FILTER): ", err.Error())

@@ -24,10 +24,12 @@ type System interface {
 
 // Layer is the mount layer's part of System (see layer.go).
 type Layer interface {
-	// UnshareMountNS moves the calling thread into a new mount namespace (unshare(CLONE_NEWNS)); root only.
+	// UnshareMountNS moves the calling thread into new mount and IPC namespaces (unshare(CLONE_NEWNS |
+	// CLONE_NEWIPC)); root only. The IPC namespace keeps System V IPC and POSIX message queues private.
 	UnshareMountNS() error
-	// BuildMountLayer makes every mount read-only except the given roots' trees, in a fresh mount namespace.
-	BuildMountLayer(roots []*pathfd.Root) (committed bool, err error)
+	// BuildMountLayer makes every mount read-only except the given roots' trees, in a fresh mount namespace,
+	// and with devpts, mounts a private devpts instance on /dev/pts and returns its O_PATH descriptor (else -1).
+	BuildMountLayer(roots []*pathfd.Root, devpts bool) (devptsFD int, committed bool, err error)
 	// StartLayered starts a layered child, which waits for its Handoff (child.go). reportFD (or -1) is
 	// passed to it. Errors wrap ErrLayerUnavailable.
 	StartLayered(reportFD int) (LayeredChild, error)
@@ -38,10 +40,12 @@ type Layer interface {
 // Host is the real System.
 type Host struct{ landlock.Host }
 
-func (Host) SetSeccomp(prog []unix.SockFilter) error            { return seccomp.Install(prog) }
-func (Host) LimitRootCaps() error                               { return limitRootCaps() }
-func (Host) Exec(path string, argv, env []string) error         { return unix.Exec(path, argv, env) }
-func (Host) UnshareMountNS() error                              { return unix.Unshare(unix.CLONE_NEWNS) }
-func (Host) BuildMountLayer(roots []*pathfd.Root) (bool, error) { return buildMountLayer(roots) }
-func (Host) StartLayered(reportFD int) (LayeredChild, error)    { return startLayered(reportFD) }
-func (Host) LayerAvailable() error                              { return layerAvailable() }
+func (Host) SetSeccomp(prog []unix.SockFilter) error    { return seccomp.Install(prog) }
+func (Host) LimitRootCaps() error                       { return limitRootCaps() }
+func (Host) Exec(path string, argv, env []string) error { return unix.Exec(path, argv, env) }
+func (Host) UnshareMountNS() error                      { return unix.Unshare(layerNamespaces) }
+func (Host) BuildMountLayer(roots []*pathfd.Root, devpts bool) (int, bool, error) {
+	return buildMountLayer(roots, devpts)
+}
+func (Host) StartLayered(reportFD int) (LayeredChild, error) { return startLayered(reportFD) }
+func (Host) LayerAvailable() error                           { return layerAvailable() }

@@ -5,13 +5,14 @@ package pathfd
 
 import (
 	"errors"
-	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/confine-dev/confine/sandbox/internal/msg"
 )
 
 // Kind is the type of the opened inode, taken from fstat on the descriptor itself.

@@ -5,8 +5,10 @@ package report
 
 import (
 	"errors"
-	"github.com/confine-dev/confine/sandbox/internal/msg"
+	"sort"
 	"strings"
+
+	"github.com/confine-dev/confine/sandbox/internal/msg"
 )
 
 // Schema versions.
@@ -33,6 +35,7 @@ const (
 	Seccomp            Reason = "seccomp"
 	CommandNotFound    Reason = "command-not-found"      // exit 127
 	CommandNotExec     Reason = "command-not-executable" // exit 126
+	ChannelOpen        Reason = "channel-open"           // --strict, and a channel is open
 	Internal           Reason = "internal"
 )
 
@@ -81,29 +84,68 @@ type Rule struct {
 	Reason string   `json:"reason,omitempty"` // why it is granted, for a git directory found from the worktree
 }
 
+// Channel is whether one way out of the sandbox, other than writing a file, is closed: Status is Closed or
+// Open, How says by what, or what it would need.
+type Channel struct {
+	Status string `json:"status"`
+	How    string `json:"how"`
+}
+
+// Channel statuses.
+const (
+	Closed = "closed"
+	Open   = "open"
+)
+
+// SortedNames returns the channel names in order, as encoding/json orders a map's keys.
+func SortedNames(ch map[string]Channel) []string {
+	names := make([]string, 0, len(ch))
+	for name := range ch {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func appendChannels(o *jsonObject, ch map[string]Channel) {
+	if ch == nil {
+		o.raw("channels", []byte("null"))
+		return
+	}
+	co := newObject()
+	for _, name := range SortedNames(ch) {
+		c := newObject()
+		c.str("status", ch[name].Status)
+		c.str("how", ch[name].How)
+		co.raw(name, c.end())
+	}
+	o.raw("channels", co.end())
+}
+
 // Report is the one JSON object written to --report-fd.
 type Report struct {
-	Schema   string   `json:"schema"`
-	Outcome  string   `json:"outcome"` // "exec" or "refused"
-	Reason   Reason   `json:"reason,omitempty"`
-	Error    string   `json:"error,omitempty"`
-	Mode     string   `json:"mode"`
-	Backend  string   `json:"backend"`
-	Metadata string   `json:"metadata"` // mount-layer or seccomp-deny; empty when refused before a backend
-	ABI      int      `json:"abi"`
-	Errata   int      `json:"errata"`
-	Landlock string   `json:"landlock"` // available, absent, disabled or unknown
-	Handled  []string `json:"handled"`
-	Rules    []Rule   `json:"rules"`
-	Seccomp  []string `json:"seccomp"`
-	Command  []string `json:"command"`
-	Warnings []string `json:"warnings"`
+	Schema   string             `json:"schema"`
+	Outcome  string             `json:"outcome"` // "exec" or "refused"
+	Reason   Reason             `json:"reason,omitempty"`
+	Error    string             `json:"error,omitempty"`
+	Mode     string             `json:"mode"`
+	Backend  string             `json:"backend"`
+	Metadata string             `json:"metadata"` // mount-layer or seccomp-deny; empty when refused before a backend
+	ABI      int                `json:"abi"`
+	Errata   int                `json:"errata"`
+	Landlock string             `json:"landlock"` // available, absent, disabled or unknown
+	Handled  []string           `json:"handled"`
+	Rules    []Rule             `json:"rules"`
+	Seccomp  []string           `json:"seccomp"`
+	Channels map[string]Channel `json:"channels"`
+	Command  []string           `json:"command"`
+	Warnings []string           `json:"warnings"`
 }
 
 // New returns a report with every list empty (never null) and Landlock "unknown".
 func New(mode string) *Report {
 	return &Report{Schema: Schema, Mode: mode, Landlock: "unknown", Handled: []string{}, Rules: []Rule{},
-		Seccomp: []string{}, Command: []string{}, Warnings: []string{}}
+		Seccomp: []string{}, Channels: map[string]Channel{}, Command: []string{}, Warnings: []string{}}
 }
 
 // Refused records err as the outcome.
@@ -149,6 +191,7 @@ func (r *Report) Marshal() []byte {
 		o.raw("rules", append(rules, ']'))
 	}
 	o.strs("seccomp", r.Seccomp)
+	appendChannels(o, r.Channels)
 	o.strs("command", r.Command)
 	o.strs("warnings", r.Warnings)
 	return append(o.end(), '\n')
@@ -156,21 +199,22 @@ func (r *Report) Marshal() []byte {
 
 // Probe is the verdict of `confine probe --json`.
 type Probe struct {
-	Schema      string   `json:"schema"`
-	Kernel      string   `json:"kernel"`
-	Arch        string   `json:"arch"`
-	Landlock    string   `json:"landlock"`
-	ABI         int      `json:"abi"`
-	Errata      int      `json:"errata"`
-	Errno       string   `json:"errno,omitempty"`
-	AutoBackend string   `json:"auto_backend"` // "landlock" or "none"
-	AutoReason  string   `json:"auto_reason"`
-	WSL         int      `json:"wsl"`                   // 0 (not WSL), 1 or 2
-	WSLInterop  string   `json:"wsl_interop,omitempty"` // on WSL2: enabled, disabled or unknown
-	Handled     []string `json:"handled"`
-	Seccomp     []string `json:"seccomp"`
-	Metadata    string   `json:"metadata"` // mount-layer where a user+mount namespace could be made, else seccomp-deny
-	Warnings    []string `json:"warnings"`
+	Schema      string             `json:"schema"`
+	Kernel      string             `json:"kernel"`
+	Arch        string             `json:"arch"`
+	Landlock    string             `json:"landlock"`
+	ABI         int                `json:"abi"`
+	Errata      int                `json:"errata"`
+	Errno       string             `json:"errno,omitempty"`
+	AutoBackend string             `json:"auto_backend"` // "landlock" or "none"
+	AutoReason  string             `json:"auto_reason"`
+	WSL         int                `json:"wsl"`                   // 0 (not WSL), 1 or 2
+	WSLInterop  string             `json:"wsl_interop,omitempty"` // on WSL2: enabled, disabled or unknown
+	Handled     []string           `json:"handled"`
+	Seccomp     []string           `json:"seccomp"`
+	Metadata    string             `json:"metadata"` // mount-layer where a user+mount namespace could be made, else seccomp-deny
+	Channels    map[string]Channel `json:"channels"`
+	Warnings    []string           `json:"warnings"`
 }
 
 // Marshal returns the probe verdict as one line of JSON (without a trailing newline).
@@ -194,6 +238,7 @@ func (p *Probe) Marshal() []byte {
 	o.strs("handled", p.Handled)
 	o.strs("seccomp", p.Seccomp)
 	o.str("metadata", p.Metadata)
+	appendChannels(o, p.Channels)
 	o.strs("warnings", p.Warnings)
 	return o.end()
 }

@@ -21,3 +21,9 @@ var deniedSyscalls = []sysNr{
 	{"fremovexattr", unix.SYS_FREMOVEXATTR}, {"removexattrat", unix.SYS_REMOVEXATTRAT},
 	{"file_setattr", unix.SYS_FILE_SETATTR}, // 6.17: inode flags and project id by path
 }
+
+// legacyModes are x86-64's older calls that give a file a mode (arch/x86/entry/syscalls/syscall_64.tbl).
+var legacyModes = []modeCheck{
+	{sysNr{"chmod", unix.SYS_CHMOD}, 1, -1}, {sysNr{"creat", unix.SYS_CREAT}, 1, -1},
+	{sysNr{"mknod", unix.SYS_MKNOD}, 1, -1}, {sysNr{"open", unix.SYS_OPEN}, 2, 1},
+}

@@ -19,3 +19,6 @@ var deniedSyscalls = []sysNr{
 	{"fremovexattr", unix.SYS_FREMOVEXATTR}, {"removexattrat", unix.SYS_REMOVEXATTRAT},
 	{"file_setattr", unix.SYS_FILE_SETATTR}, // 6.17: inode flags and project id by path
 }
+
+// legacyModes is empty: arm64 has only the *at forms (include/uapi/asm-generic/unistd.h).
+var legacyModes []modeCheck

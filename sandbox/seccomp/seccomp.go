@@ -1,6 +1,7 @@
 // Package seccomp builds the classic BPF filter that closes the write-class effects Landlock has no right for:
 // changing a file's mode, owner, timestamps, extended attributes or inode flags, truncate(2) by path on ABIs
-// before 3, and typing into the terminal with TIOCSTI. Landlock cannot tell inside from outside for these, so
+// before 3, set-ID modes for root, IPC objects and keyrings shared with the caller, and typing into the
+// terminal with TIOCSTI. Landlock cannot tell inside from outside for these, so
 // they are denied everywhere with EPERM. Compat (32-bit) and x32 system calls are denied with ENOSYS, so no
 // second syscall table can bypass the filter.
 //
@@ -8,20 +9,31 @@
 package seccomp
 
 import (
-	"github.com/confine-dev/confine/sandbox/internal/msg"
-
 	"golang.org/x/sys/unix"
+
+	"github.com/confine-dev/confine/sandbox/internal/msg"
 )
 
 // Policy says what the filter denies. The zero Policy denies what neither a mount nor a Landlock right can
-// stop: the mount API (Landlock does not mediate mount_setattr, and a root command could otherwise clear the
-// read-only mounts around the worktree), TIOCSTI, and compat system calls.
+// stop, for every command: the mount API (Landlock does not mediate mount_setattr, and a root command could
+// otherwise clear the read-only mounts around the worktree), TIOCSTI and TIOCLINUX, keyring writes outside
+// the command's own thread, process and session keyrings, request_key (its upcall runs a program outside the
+// sandbox), and compat system calls.
 type Policy struct {
 	// Metadata denies the metadata system calls and the inode-flag ioctls everywhere: Landlock has no right
 	// for them. Not needed where read-only mounts already stop them outside the writable roots.
 	Metadata bool
 	// DenyTruncate denies truncate(2) by path: Landlock handles TRUNCATE only from ABI 3 (6.2).
 	DenyTruncate bool
+	// DenyIPC denies System V IPC and POSIX message queues, for a command that shares the caller's IPC
+	// namespace (no private one could be had).
+	DenyIPC bool
+	// NoSetID denies a set-user-ID or set-group-ID bit in every mode a root command can give a file (chmod,
+	// fchmod, fchmodat, fchmodat2, open/openat/creat with O_CREAT or O_TMPFILE, mknod, mknodat), and answers
+	// openat2 and io_uring with ENOSYS, because seccomp cannot read their modes (openat2's is in a struct,
+	// io_uring's in shared memory). A file left set-user-ID root would give root to anyone once the command
+	// is gone.
+	NoSetID bool
 }
 
 // ioctl commands denied with EPERM, from include/uapi/linux/fs.h, fsverity.h and asm-generic/ioctls.h. The
@@ -57,23 +69,78 @@ type sysNr struct {
 // mountSyscalls change mounts: denied in every policy, for root and for commands in nested namespaces alike
 // (the filter is inherited). The new mount API (5.2; mount_setattr 5.12; open_tree_attr 6.15) has the same
 // numbers on every architecture (include/uapi/asm-generic/unistd.h); x/sys resolves all of them per GOARCH.
+// request_key (2.6.10) is here too: for a key it cannot find, the kernel runs /sbin/request-key as root.
 var mountSyscalls = []sysNr{
 	{"mount", unix.SYS_MOUNT}, {"umount2", unix.SYS_UMOUNT2}, {"pivot_root", unix.SYS_PIVOT_ROOT},
 	{"open_tree", unix.SYS_OPEN_TREE}, {"move_mount", unix.SYS_MOVE_MOUNT}, {"fsopen", unix.SYS_FSOPEN},
 	{"fsconfig", unix.SYS_FSCONFIG}, {"fsmount", unix.SYS_FSMOUNT}, {"fspick", unix.SYS_FSPICK},
 	{"mount_setattr", unix.SYS_MOUNT_SETATTR}, {"open_tree_attr", unix.SYS_OPEN_TREE_ATTR},
+	{"request_key", unix.SYS_REQUEST_KEY},
+}
+
+// ipcSyscalls are System V IPC (ipc/msg.c, sem.c, shm.c) and POSIX message queues (ipc/mqueue.c): objects of
+// the IPC namespace, shared with the caller unless the command has a namespace of its own.
+var ipcSyscalls = []sysNr{
+	{"msgget", unix.SYS_MSGGET}, {"msgsnd", unix.SYS_MSGSND}, {"msgrcv", unix.SYS_MSGRCV},
+	{"msgctl", unix.SYS_MSGCTL}, {"semget", unix.SYS_SEMGET}, {"semop", unix.SYS_SEMOP},
+	{"semtimedop", unix.SYS_SEMTIMEDOP}, {"semctl", unix.SYS_SEMCTL}, {"shmget", unix.SYS_SHMGET},
+	{"shmat", unix.SYS_SHMAT}, {"shmctl", unix.SYS_SHMCTL}, {"shmdt", unix.SYS_SHMDT},
+	{"mq_open", unix.SYS_MQ_OPEN}, {"mq_unlink", unix.SYS_MQ_UNLINK}, {"mq_timedsend", unix.SYS_MQ_TIMEDSEND},
+	{"mq_timedreceive", unix.SYS_MQ_TIMEDRECEIVE}, {"mq_notify", unix.SYS_MQ_NOTIFY},
+	{"mq_getsetattr", unix.SYS_MQ_GETSETATTR},
 }
 
 var alwaysIoctls = []ioctlCmd{
-	{"TIOCSTI", 0x5412}, // pushes input into the caller's terminal
+	{"TIOCSTI", 0x5412},   // pushes input into the caller's terminal
+	{"TIOCLINUX", 0x541c}, // on a virtual console, subcode 2/3 pastes the selection: input again
 }
 
 // ioUringSyscalls are denied with ENOSYS (so that libraries fall back to plain system calls) wherever metadata
-// is: an io_uring operation (IORING_OP_SETXATTR, 5.19) is not a system call, so seccomp cannot see it.
+// or set-ID modes are: an io_uring operation (IORING_OP_SETXATTR 5.19, IORING_OP_OPENAT's mode) is not a system
+// call, so seccomp cannot see it.
 var ioUringSyscalls = []sysNr{
 	{"io_uring_setup", unix.SYS_IO_URING_SETUP}, {"io_uring_enter", unix.SYS_IO_URING_ENTER},
 	{"io_uring_register", unix.SYS_IO_URING_REGISTER},
 }
+
+// A modeCheck denies a system call whose mode argument has S_ISUID or S_ISGID; if flagsArg >= 0, only when
+// its flags argument creates a file (O_CREAT or O_TMPFILE).
+type modeCheck struct {
+	sysNr
+	modeArg, flagsArg int
+}
+
+// setIDModes are the calls that give a file a mode (the *at forms on every architecture; legacyModes adds
+// the older ones where the table has them).
+var setIDModes = append([]modeCheck{
+	{sysNr{"fchmod", unix.SYS_FCHMOD}, 1, -1}, {sysNr{"fchmodat", unix.SYS_FCHMODAT}, 2, -1},
+	{sysNr{"fchmodat2", unix.SYS_FCHMODAT2}, 2, -1}, {sysNr{"mknodat", unix.SYS_MKNODAT}, 2, -1},
+	{sysNr{"openat", unix.SYS_OPENAT}, 3, 2},
+}, legacyModes...)
+
+// The set-ID bits (include/uapi/linux/stat.h) and the flags that create a file (asm-generic/fcntl.h: O_TMPFILE
+// is __O_TMPFILE | O_DIRECTORY; only __O_TMPFILE is tested, as the kernel does).
+const (
+	setIDBits    = unix.S_ISUID | unix.S_ISGID
+	createsAFile = unix.O_CREAT | (unix.O_TMPFILE &^ unix.O_DIRECTORY)
+)
+
+// keyctl operations (include/uapi/linux/keyctl.h). Those in keyctlAllowed read, compute, or act on the caller's
+// own credentials. CLEAR, LINK, UNLINK and SEARCH (which links what it finds) are allowed only into the thread,
+// process or session keyring (special IDs -1, -2, -3; the session keyring is a fresh one, joined before
+// execve); every other operation, and any added later, is denied: UPDATE, REVOKE, SETPERM, CHOWN, SET_TIMEOUT
+// and INVALIDATE name a key by serial, which could be the caller's; SESSION_TO_PARENT replaces the caller's
+// session keyring; GET_PERSISTENT, MOVE and the request-key authority operations reach further still.
+// JOIN_SESSION_KEYRING is allowed for an anonymous keyring only: a name joins a keyring shared by name.
+var keyctlAllowed = []uint32{
+	unix.KEYCTL_GET_KEYRING_ID, unix.KEYCTL_DESCRIBE, unix.KEYCTL_READ, unix.KEYCTL_SET_REQKEY_KEYRING,
+	unix.KEYCTL_GET_SECURITY, unix.KEYCTL_DH_COMPUTE, unix.KEYCTL_PKEY_QUERY, unix.KEYCTL_PKEY_ENCRYPT,
+	unix.KEYCTL_PKEY_DECRYPT, unix.KEYCTL_PKEY_SIGN, unix.KEYCTL_PKEY_VERIFY, unix.KEYCTL_CAPABILITIES,
+}
+
+// ownKeyrings is the lowest of the special keyring IDs -3 (session), -2 (process) and -1 (thread), as the
+// unsigned low word the filter compares: every ID at or above it is one of the three.
+const ownKeyrings = uint32(0xfffffffd)
 
 func (p Policy) syscalls() []sysNr {
 	out := append([]sysNr{}, mountSyscalls...)
@@ -82,6 +149,21 @@ func (p Policy) syscalls() []sysNr {
 	}
 	if p.DenyTruncate {
 		out = append(out, sysNr{"truncate", unix.SYS_TRUNCATE})
+	}
+	if p.DenyIPC {
+		out = append(out, ipcSyscalls...)
+	}
+	return out
+}
+
+// enosys are the calls answered with ENOSYS, so that callers fall back to ones the filter can read.
+func (p Policy) enosys() []sysNr {
+	var out []sysNr
+	if p.Metadata || p.NoSetID {
+		out = append(out, ioUringSyscalls...)
+	}
+	if p.NoSetID {
+		out = append(out, sysNr{"openat2", unix.SYS_OPENAT2})
 	}
 	return out
 }
@@ -93,17 +175,20 @@ func (p Policy) ioctls() []ioctlCmd {
 	return alwaysIoctls
 }
 
-// Denied names what the filter denies, system calls first, then ioctls, then the compat rule.
+// Denied names what the filter denies: system calls, those answered ENOSYS, those denied by an argument
+// ("set-id-modes" for every setIDModes call, "keyctl:own-keyrings"), ioctls, then the compat rule.
 func (p Policy) Denied() []string {
 	var out []string
 	for _, s := range p.syscalls() {
 		out = append(out, s.name)
 	}
-	if p.Metadata {
-		for _, s := range ioUringSyscalls {
-			out = append(out, s.name)
-		}
+	for _, s := range p.enosys() {
+		out = append(out, s.name)
 	}
+	if p.NoSetID {
+		out = append(out, "set-id-modes")
+	}
+	out = append(out, "keyctl:own-keyrings", "add_key:own-keyrings")
 	for _, c := range p.ioctls() {
 		out = append(out, "ioctl:"+c.name)
 	}
@@ -111,29 +196,37 @@ func (p Policy) Denied() []string {
 }
 
 // Offsets in struct seccomp_data (include/uapi/linux/seccomp.h): int nr; __u32 arch; __u64 ip; __u64 args[6].
+// The machines are little-endian (amd64, arm64): an argument's low word comes first.
 const (
 	offNr         = 0
 	offArch       = 4
-	offArg1Low    = 16 + 8 // args[1], low 32 bits on a little-endian machine (amd64, arm64)
 	retAllow      = unix.SECCOMP_RET_ALLOW
 	retEPERM      = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
 	retENOSYS     = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
 	bpfLdWAbs     = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
 	bpfJeqK       = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
 	bpfJgeK       = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
+	bpfJsetK      = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
 	bpfRetK       = unix.BPF_RET | unix.BPF_K
 	x32SyscallBit = 0x40000000 // __X32_SYSCALL_BIT, arch/x86/include/uapi/asm/unistd.h
 )
+
+// argLow and argHigh are the offsets of the low and high words of args[i].
+func argLow(i int) uint32  { return 16 + 8*uint32(i) }
+func argHigh(i int) uint32 { return argLow(i) + 4 }
 
 // Program compiles p for this machine's native architecture:
 //
 //	    ld arch; jeq native ? next : enosys
 //	    ld nr; [amd64: jge x32 bit ? enosys : next]
 //	    for each denied number: jeq nr ? eperm : next
-//	    [Metadata: for each io_uring number: jeq nr ? enosys : next]
+//	    for each ENOSYS number: jeq nr ? enosys : next
+//	    for each call checked by argument: jeq nr ? its block : next
 //	    jeq ioctl ? next : allow
 //	    ld args[1] low word
 //	    for each denied command: jeq cmd ? eperm : next
+//	    ja allow
+//	    the argument blocks, each ending in allow or eperm
 //	allow:  ret ALLOW
 //	eperm:  ret ERRNO(EPERM)
 //	enosys: ret ERRNO(ENOSYS)
@@ -150,16 +243,61 @@ func (p Policy) Program() ([]unix.SockFilter, error) {
 	for _, s := range p.syscalls() {
 		a.jeq(s.nr, "eperm", next)
 	}
-	if p.Metadata {
-		for _, s := range ioUringSyscalls {
-			a.jeq(s.nr, "enosys", next)
+	for _, s := range p.enosys() {
+		a.jeq(s.nr, "enosys", next)
+	}
+	if p.NoSetID {
+		for _, m := range setIDModes {
+			a.jeq(m.nr, m.name, next)
 		}
 	}
+	a.jeq(unix.SYS_KEYCTL, "keyctl", next)
+	a.jeq(unix.SYS_ADD_KEY, "add_key", next)
 	a.jeq(unix.SYS_IOCTL, next, "allow")
-	a.ld(offArg1Low)
+	a.ld(argLow(1))
 	for _, c := range p.ioctls() {
 		a.jeq(c.cmd, "eperm", next)
 	}
+	a.jeq(0, "allow", "allow")
+	if p.NoSetID {
+		for _, m := range setIDModes {
+			a.label(m.name)
+			if m.flagsArg >= 0 {
+				a.ld(argLow(m.flagsArg))
+				a.jump(bpfJsetK, createsAFile, next, "allow")
+			}
+			a.ld(argLow(m.modeArg))
+			a.jump(bpfJsetK, setIDBits, "eperm", "allow")
+		}
+	}
+	a.label("keyctl")
+	a.ld(argLow(0))
+	for _, op := range keyctlAllowed {
+		a.jeq(op, "allow", next)
+	}
+	a.jeq(unix.KEYCTL_JOIN_SESSION_KEYRING, "anonymous", next)
+	a.jeq(unix.KEYCTL_CLEAR, "own1", next)
+	a.jeq(unix.KEYCTL_LINK, "own2", next)
+	a.jeq(unix.KEYCTL_UNLINK, "own2", next)
+	a.jeq(unix.KEYCTL_SEARCH, "own4", "eperm")
+	a.label("anonymous") // args[1], the name, must be NULL
+	a.ld(argLow(1))
+	a.jeq(0, next, "eperm")
+	a.ld(argHigh(1))
+	a.jeq(0, "allow", "eperm")
+	a.label("own1")
+	a.ld(argLow(1))
+	a.jump(bpfJgeK, ownKeyrings, "allow", "eperm")
+	a.label("own2")
+	a.ld(argLow(2))
+	a.jump(bpfJgeK, ownKeyrings, "allow", "eperm")
+	a.label("own4") // SEARCH's destination may also be 0: link nowhere
+	a.ld(argLow(4))
+	a.jeq(0, "allow", next)
+	a.jump(bpfJgeK, ownKeyrings, "allow", "eperm")
+	a.label("add_key") // add_key(type, description, payload, plen, keyring)
+	a.ld(argLow(4))
+	a.jump(bpfJgeK, ownKeyrings, "allow", "eperm")
 	a.label("allow")
 	a.ret(retAllow)
 	a.label("eperm")

@@ -8,13 +8,21 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// run interprets the classic BPF subset the filter uses over one struct seccomp_data.
-func run(t *testing.T, prog []unix.SockFilter, arch, nr uint32, arg1 uint64) uint32 {
+// run interprets the classic BPF subset the filter uses over one struct seccomp_data; args[0] is 0 and args
+// fills args[1], args[2], ...
+func run(t *testing.T, prog []unix.SockFilter, arch, nr uint32, args ...uint64) uint32 {
+	return runArgs(t, prog, arch, nr, append([]uint64{0}, args...)...)
+}
+
+// runArgs is run with args from args[0].
+func runArgs(t *testing.T, prog []unix.SockFilter, arch, nr uint32, args ...uint64) uint32 {
 	t.Helper()
 	data := make([]byte, 64)
 	binary.LittleEndian.PutUint32(data[offNr:], nr)
 	binary.LittleEndian.PutUint32(data[offArch:], arch)
-	binary.LittleEndian.PutUint64(data[16+8:], arg1)
+	for i, v := range args {
+		binary.LittleEndian.PutUint64(data[16+8*i:], v)
+	}
 	var acc uint32
 	for pc := 0; pc < len(prog); pc++ {
 		in := prog[pc]
@@ -23,6 +31,12 @@ func run(t *testing.T, prog []unix.SockFilter, arch, nr uint32, arg1 uint64) uin
 			acc = binary.LittleEndian.Uint32(data[in.K:])
 		case bpfJeqK:
 			if acc == in.K {
+				pc += int(in.Jt)
+			} else {
+				pc += int(in.Jf)
+			}
+		case bpfJsetK:
+			if acc&in.K != 0 {
 				pc += int(in.Jt)
 			} else {
 				pc += int(in.Jf)
@@ -88,6 +102,83 @@ func TestProgramDeniesMetadataEverywhereAndAllowsTheRest(t *testing.T) {
 		if hasX32 {
 			require.Equal(t, uint32(retENOSYS), run(t, prog, auditArch, x32SyscallBit|unix.SYS_WRITE, 0))
 		}
+	}
+}
+
+func TestSetIDModesAreDeniedForRootOnly(t *testing.T) {
+	plain, err := Policy{}.Program()
+	require.NoError(t, err)
+	root, err := Policy{NoSetID: true}.Program()
+	require.NoError(t, err)
+	for _, m := range setIDModes {
+		args := make([]uint64, 5)
+		if m.flagsArg >= 0 {
+			args[m.flagsArg] = unix.O_WRONLY | unix.O_CREAT
+		}
+		for _, mode := range []uint64{0o4755, 0o2755, 0o6000, 0xffffffff00004000 | 0o4000} {
+			args[m.modeArg] = mode
+			require.Equal(t, uint32(retEPERM), runArgs(t, root, auditArch, m.nr, args...), "%s mode %o", m.name, mode)
+			require.Equal(t, uint32(retAllow), runArgs(t, plain, auditArch, m.nr, args...), "%s mode %o", m.name, mode)
+		}
+		for _, mode := range []uint64{0o755, 0o1777, 0o644} {
+			args[m.modeArg] = mode
+			require.Equal(t, uint32(retAllow), runArgs(t, root, auditArch, m.nr, args...), "%s mode %o", m.name, mode)
+		}
+		if m.flagsArg >= 0 { // opening without creating ignores the mode
+			args[m.flagsArg], args[m.modeArg] = unix.O_RDWR, 0o4755
+			require.Equal(t, uint32(retAllow), runArgs(t, root, auditArch, m.nr, args...), m.name)
+			args[m.flagsArg] = unix.O_TMPFILE | unix.O_RDWR
+			require.Equal(t, uint32(retEPERM), runArgs(t, root, auditArch, m.nr, args...), m.name+" O_TMPFILE")
+		}
+	}
+	for _, nr := range []uint32{unix.SYS_OPENAT2, unix.SYS_IO_URING_SETUP} {
+		require.Equal(t, uint32(retENOSYS), run(t, root, auditArch, nr), "syscall %d", nr)
+		require.Equal(t, uint32(retAllow), run(t, plain, auditArch, nr), "syscall %d", nr)
+	}
+}
+
+func TestIPCIsDeniedOnlyWhenShared(t *testing.T) {
+	shared, err := Policy{DenyIPC: true}.Program()
+	require.NoError(t, err)
+	own, err := Policy{}.Program()
+	require.NoError(t, err)
+	for _, s := range ipcSyscalls {
+		require.Equal(t, uint32(retEPERM), run(t, shared, auditArch, s.nr), s.name)
+		require.Equal(t, uint32(retAllow), run(t, own, auditArch, s.nr), s.name)
+	}
+}
+
+func TestKeyringWritesStayInTheCommandsOwnKeyrings(t *testing.T) {
+	const session, process, thread, user, userSession = 0xfffffffd, 0xfffffffe, 0xffffffff, 0xfffffffc, 0xfffffffb
+	for _, p := range []Policy{{}, {Metadata: true, NoSetID: true, DenyIPC: true}} {
+		prog, err := p.Program()
+		require.NoError(t, err)
+		keyctl := func(args ...uint64) uint32 { return runArgs(t, prog, auditArch, unix.SYS_KEYCTL, args...) }
+		addKey := func(ring uint64) uint32 { return runArgs(t, prog, auditArch, unix.SYS_ADD_KEY, 0, 0, 0, 0, ring) }
+		for _, ring := range []uint64{session, process, thread, 0xffffffff_fffffffd} {
+			require.Equal(t, uint32(retAllow), addKey(ring), "add_key into %#x", ring)
+			require.Equal(t, uint32(retAllow), keyctl(unix.KEYCTL_LINK, 123, ring), "link into %#x", ring)
+			require.Equal(t, uint32(retAllow), keyctl(unix.KEYCTL_CLEAR, ring), "clear %#x", ring)
+		}
+		for _, ring := range []uint64{user, userSession, 0, 1, 0x12345678} {
+			require.Equal(t, uint32(retEPERM), addKey(ring), "add_key into %#x", ring)
+			require.Equal(t, uint32(retEPERM), keyctl(unix.KEYCTL_LINK, 123, ring), "link into %#x", ring)
+			require.Equal(t, uint32(retEPERM), keyctl(unix.KEYCTL_UNLINK, 123, ring), "unlink from %#x", ring)
+			require.Equal(t, uint32(retEPERM), keyctl(unix.KEYCTL_CLEAR, ring), "clear %#x", ring)
+		}
+		require.Equal(t, uint32(retAllow), keyctl(unix.KEYCTL_SEARCH, session, 0, 0, 0), "search, no link")
+		require.Equal(t, uint32(retEPERM), keyctl(unix.KEYCTL_SEARCH, session, 0, 0, user), "search linking into @u")
+		require.Equal(t, uint32(retAllow), keyctl(unix.KEYCTL_JOIN_SESSION_KEYRING, 0), "anonymous session")
+		require.Equal(t, uint32(retEPERM), keyctl(unix.KEYCTL_JOIN_SESSION_KEYRING, 0x7fff0000), "named session")
+		require.Equal(t, uint32(retEPERM), keyctl(unix.KEYCTL_JOIN_SESSION_KEYRING, 1<<32), "named session, high word")
+		for _, op := range keyctlAllowed {
+			require.Equal(t, uint32(retAllow), keyctl(uint64(op), user), "op %d", op)
+		}
+		for _, op := range []uint64{unix.KEYCTL_UPDATE, unix.KEYCTL_REVOKE, unix.KEYCTL_SETPERM, unix.KEYCTL_SESSION_TO_PARENT,
+			unix.KEYCTL_INVALIDATE, unix.KEYCTL_GET_PERSISTENT, unix.KEYCTL_MOVE, 99} {
+			require.Equal(t, uint32(retEPERM), keyctl(op, session), "op %d", op)
+		}
+		require.Equal(t, uint32(retEPERM), run(t, prog, auditArch, unix.SYS_REQUEST_KEY), "request_key")
 	}
 }
 

@@ -4,7 +4,6 @@ package cli
 
 import (
 	"errors"
-	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"io"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"github.com/confine-dev/confine/sandbox/launch"
 	"github.com/confine-dev/confine/sandbox/pathfd"
 	"github.com/confine-dev/confine/sandbox/report"
@@ -22,12 +22,13 @@ var Version = "dev"
 
 // Usage is printed by --help.
 const Usage = `usage: confine [--worktree DIR] [--allow PATH]... [--mode workspace-write|read-only]
-               [--backend auto|landlock|bwrap] [--report-fd N] [--tty] [--no-git] -- CMD [ARGS...]
+               [--backend auto|landlock|bwrap] [--report-fd N] [--tty] [--strict] [--no-git] -- CMD [ARGS...]
        confine probe [--json]
        confine version
 Runs CMD so that it can write only under DIR, the git directories of a linked worktree at DIR (not with
---no-git), the --allow roots, /tmp and /dev/null (read-only mode: /tmp and /dev/null only). Exit status 125: confine refused or failed and nothing ran; 126: CMD could not be executed;
-127: CMD was not found; otherwise CMD's own status.
+--no-git), the --allow roots, /tmp and /dev/null (read-only mode: /tmp and /dev/null only). Exit status 125:
+confine refused or failed and nothing ran; 126: CMD could not be executed; 127: CMD was not found; otherwise
+CMD's own status. --strict refuses (125) if any side channel stays open on this host; confine probe lists them.
 `
 
 // Kind is what an invocation asks for.
@@ -109,7 +110,7 @@ func parse(args []string) (Kind, launch.Config, error) {
 			return Run, cfg, usageErr("unexpected argument ", msg.Quoted(arg), " before -- (flags are --name, the command follows --)")
 		}
 		name, value, hasValue := strings.Cut(arg[2:], "=")
-		if name == "tty" || name == "no-git" {
+		if name == "tty" || name == "strict" || name == "no-git" {
 			if hasValue {
 				return Run, cfg, usageErr("--", name, " takes no value")
 			}
@@ -117,9 +118,12 @@ func parse(args []string) (Kind, launch.Config, error) {
 				return Run, cfg, usageErr("--", name, " given twice")
 			}
 			seen[name] = true
-			if name == "tty" {
+			switch name {
+			case "tty":
 				cfg.TTY = true
-			} else {
+			case "strict":
+				cfg.Strict = true
+			default:
 				cfg.NoGit = true
 			}
 			continue
@@ -299,6 +303,10 @@ func printProbe(w io.Writer, p report.Probe) {
 	}
 	if len(p.Handled) > 0 {
 		b = append(b, "handled:  "+strings.Join(p.Handled, " ")+"\nseccomp:  "+strings.Join(p.Seccomp, " ")+"\n"...)
+	}
+	for _, name := range report.SortedNames(p.Channels) {
+		c := p.Channels[name]
+		b = append(b, "channel:  "+name+": "+c.Status+" ("+c.How+")\n"...)
 	}
 	for _, warn := range p.Warnings {
 		b = append(b, "warning:  "+warn+"\n"...)

@@ -44,6 +44,27 @@ func normalize(t *testing.T, raw string) []byte {
 		warnings = append(warnings, text)
 	}
 	rep["warnings"] = warnings
+	// What only a root command gets: the set-ID filter (and with it openat2 and io_uring answered ENOSYS,
+	// which the seccomp fallback lists for everyone), and root's own words for caps and setuid.
+	if seccomp, ok := rep["seccomp"].([]any); ok {
+		kept := []any{}
+		for _, s := range seccomp {
+			name := s.(string)
+			if name == "set-id-modes" || name == "openat2" ||
+				(strings.HasPrefix(name, "io_uring_") && rep["metadata"] == "mount-layer") {
+				continue
+			}
+			kept = append(kept, name)
+		}
+		rep["seccomp"] = kept
+	}
+	if ch, ok := rep["channels"].(map[string]any); ok {
+		for _, name := range []string{"caps", "setuid"} {
+			if c, ok := ch[name].(map[string]any); ok {
+				c["how"] = "$BY-UID"
+			}
+		}
+	}
 	b, err := json.Marshal(rep)
 	require.NoError(t, err)
 	return b
@@ -132,14 +153,14 @@ func newFake(spec string) *fake {
 	return f
 }
 
-func (f *fake) CreateRuleset(handled uint64, flags uint32) (int, error) {
+func (f *fake) CreateRuleset(handled, scoped uint64, flags uint32) (int, error) {
 	switch {
 	case flags == unix.LANDLOCK_CREATE_RULESET_VERSION && (f.abi >= 0 || f.abiErr != nil):
 		return f.abi, f.abiErr
 	case flags == unix.LANDLOCK_CREATE_RULESET_ERRATA && (f.abi >= 0 || f.abiErr != nil):
 		return f.errata, nil
 	}
-	return f.Host.CreateRuleset(handled, flags)
+	return f.Host.CreateRuleset(handled, scoped, flags)
 }
 func (f *fake) AddPathBeneath(rs int, allowed uint64, fd int) error {
 	if f.addErr != nil {
@@ -187,15 +208,15 @@ func (s swapping) Run(h *launch.Handoff) (syscall.WaitStatus, error) {
 	return s.LayeredChild.Run(h)
 }
 
-func (f *fake) BuildMountLayer(roots []*pathfd.Root) (bool, error) {
+func (f *fake) BuildMountLayer(roots []*pathfd.Root, devpts bool) (int, bool, error) {
 	f.swapRoot()
 	if f.die {
 		unix.Kill(os.Getpid(), unix.SIGKILL)
 	}
 	if f.buildErr != nil {
-		return false, f.buildErr
+		return -1, false, f.buildErr
 	}
-	return f.Host.BuildMountLayer(roots)
+	return f.Host.BuildMountLayer(roots, devpts)
 }
 
 // swapRoot renames the root f.swap to f.swap+".validated" and puts a symlink to f.swap+".outside" in its place,
@@ -494,4 +515,24 @@ func TestAFailedExecIsOneLineAndItsStatus(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
 	require.Len(t, lines, 1, "%q", stderr.String())
 	require.True(t, strings.HasPrefix(lines[0], "confine: "+script+": "), lines[0])
+}
+
+// --strict refuses when any channel stays open, names each, and runs nothing; without it the same run goes on
+// and reports the open channels.
+func TestStrictRefusesAnOpenChannel(t *testing.T) {
+	requireLandlock(t)
+	r := confine(t, "abi=5,errata=0", "--report-fd", "3", "--strict", "--worktree", "$W", "--", "/bin/touch", "$S")
+	require.Equal(t, launch.ExitRefused, r.status, "stderr: %s", r.stderr)
+	require.False(t, r.sentinel, "the command ran")
+	require.Equal(t, string(report.ChannelOpen), r.report["reason"], r.raw)
+	require.Contains(t, r.stderr, "signals")
+	require.Contains(t, r.stderr, "abstract-unix")
+	require.Contains(t, r.stderr, "unix-pathname")
+
+	r = confine(t, "abi=5,errata=0", "--report-fd", "3", "--worktree", "$W", "--", "/bin/touch", "$S")
+	require.Equal(t, 0, r.status, "stderr: %s", r.stderr)
+	require.True(t, r.sentinel, "the command did not run")
+	ch := r.report["channels"].(map[string]any)
+	require.Equal(t, "open", ch["signals"].(map[string]any)["status"], r.raw)
+	require.Equal(t, "closed", ch["keyring"].(map[string]any)["status"], r.raw)
 }

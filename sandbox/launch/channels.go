@@ -1,0 +1,88 @@
+package launch
+
+import (
+	"strings"
+
+	"github.com/confine-dev/confine/sandbox/internal/msg"
+	"github.com/confine-dev/confine/sandbox/landlock"
+	"github.com/confine-dev/confine/sandbox/report"
+)
+
+// channels says, for each way a command could act outside its sandbox other than by writing a file, whether
+// this launch closes it and how. The names are stable; sandbox/README.md's threat model explains each.
+// abi is the kernel's Landlock ABI, metadata the mechanism in use, root whether the command runs as root,
+// and tty whether --tty was given.
+func channels(abi int, metadata Metadata, root, tty bool) map[string]report.Channel {
+	layer := metadata == MetadataMountLayer
+	ch := map[string]report.Channel{
+		"stdio": closed("descriptors 0 to 2 are the caller's: the command may change only the files the caller " +
+			"named there (a directory there is refused); every other inherited descriptor is closed on exec"),
+		"keyring": closed("a new session keyring; seccomp lets keys be added or linked only into the command's own " +
+			"thread, process and session keyrings, and denies request_key"),
+		"core-dump": closed("RLIMIT_CORE is 1 byte, soft and hard: no core file and no core_pattern pipe"),
+	}
+	if layer {
+		ch["ipc"] = closed("a private IPC namespace (System V IPC, POSIX message queues)")
+		ch["metadata"] = closed("read-only mount layer: metadata changes fail outside the writable roots")
+		ch["atime"] = closed("read-only mounts do not update access times")
+	} else {
+		ch["ipc"] = closed("seccomp denies System V IPC and POSIX message queues (no IPC namespace)")
+		ch["metadata"] = closed("seccomp denies metadata changes everywhere, inside the writable roots too")
+		ch["atime"] = open("no mount layer: reading a file outside may update its access time (relatime)")
+	}
+	if root {
+		ch["setuid"] = closed("seccomp denies set-user-ID and set-group-ID modes (openat2 and io_uring: ENOSYS); " +
+			"without CAP_SETFCAP no file capability can be set")
+		ch["caps"] = closed("root keeps only " + rootCapNames())
+	} else {
+		ch["setuid"] = closed("not root: a set-ID bit or file capability can only name the caller's own ids")
+		ch["caps"] = closed("not root: no capability outside the command's own user namespace")
+	}
+	switch {
+	case !tty:
+		ch["tty"] = closed("no terminal device is writable but the caller's descriptors; TIOCSTI and TIOCLINUX are denied")
+	case layer:
+		ch["tty"] = closed("--tty: a private devpts instance on /dev/pts: the caller's terminal only through /dev/tty " +
+			"and the descriptors, and new ptys; TIOCSTI and TIOCLINUX are denied")
+	default:
+		ch["tty"] = open("--tty without a mount layer grants the host's /dev/pts: the command can write to the " +
+			"caller's other terminals")
+	}
+	if abi >= 6 {
+		ch["signals"] = closed("Landlock ABI 6 scope: no signal to a process outside the sandbox")
+		ch["abstract-unix"] = closed("Landlock ABI 6 scope: no connection to an abstract unix socket outside the sandbox")
+	} else {
+		ch["signals"] = open(msg.Str("needs Landlock ABI 6 (kernel ", landlock.FirstKernel(6), "); this kernel has ", abi))
+		ch["abstract-unix"] = open(msg.Str("needs Landlock ABI 6 (kernel ", landlock.FirstKernel(6), "); this kernel has ", abi))
+	}
+	if abi >= 9 {
+		ch["unix-pathname"] = closed("Landlock ABI 9 RESOLVE_UNIX: only sockets beneath the writable roots (/tmp among them)")
+	} else {
+		ch["unix-pathname"] = open(msg.Str("needs Landlock ABI 9 (kernel ", landlock.FirstKernel(9), "); this kernel has ", abi))
+	}
+	return ch
+}
+
+func closed(how string) report.Channel { return report.Channel{Status: report.Closed, How: how} }
+func open(how string) report.Channel   { return report.Channel{Status: report.Open, How: how} }
+
+// openChannels lists the names of the open channels, sorted.
+func openChannels(ch map[string]report.Channel) []string {
+	var names []string
+	for _, name := range report.SortedNames(ch) {
+		if ch[name].Status == report.Open {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// strictRefusal is --strict's refusal when any channel is open, or nil.
+func strictRefusal(ch map[string]report.Channel) error {
+	names := openChannels(ch)
+	if len(names) == 0 {
+		return nil
+	}
+	return report.Refuse(report.ChannelOpen, "--strict: open channels: ", strings.Join(names, ", "),
+		" (confine probe says why)")
+}
