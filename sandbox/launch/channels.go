@@ -30,12 +30,11 @@ func channels(abi int, metadata Metadata, root, tty bool) map[string]report.Chan
 		ch["metadata"] = closed("seccomp denies metadata changes everywhere, inside the writable roots too")
 		ch["atime"] = open("no mount layer: reading a file outside may update its access time (relatime)")
 	}
+	ch["setuid"] = closed("seccomp denies set-user-ID and set-group-ID modes (openat2 and io_uring: ENOSYS); " +
+		"no file capability can be set (root has no CAP_SETFCAP; a user's would hold in its own user namespace only)")
 	if root {
-		ch["setuid"] = closed("seccomp denies set-user-ID and set-group-ID modes (openat2 and io_uring: ENOSYS); " +
-			"without CAP_SETFCAP no file capability can be set")
 		ch["caps"] = closed("root keeps only " + rootCapNames())
 	} else {
-		ch["setuid"] = closed("not root: a set-ID bit or file capability can only name the caller's own ids")
 		ch["caps"] = closed("not root: no capability outside the command's own user namespace")
 	}
 	switch {
@@ -49,7 +48,8 @@ func channels(abi int, metadata Metadata, root, tty bool) map[string]report.Chan
 			"caller's other terminals")
 	}
 	if abi >= 6 {
-		ch["signals"] = closed("Landlock ABI 6 scope: no signal to a process outside the sandbox")
+		ch["signals"] = closed("Landlock ABI 6 scope: no signal to a process outside the sandbox; seccomp: no " +
+			"limit, priority or scheduling change of another process (CPU affinity stays settable)")
 		ch["abstract-unix"] = closed("Landlock ABI 6 scope: no connection to an abstract unix socket outside the sandbox")
 	} else {
 		ch["signals"] = open(msg.Str("needs Landlock ABI 6 (kernel ", landlock.FirstKernel(6), "); this kernel has ", abi))

@@ -90,7 +90,7 @@ func makePlan(cfg Config, f Facts, s System, rep *report.Report) (*plan, error) 
 // and the report's metadata, seccomp, channels and warnings. why says why the mount layer is missing, if it
 // is. With --strict, an open channel is a refusal.
 func (p *plan) guard(metadata Metadata, why error) ([]unix.SockFilter, error) {
-	pol := policy(p.abi, metadata, p.euid == 0)
+	pol := policy(p.abi, metadata)
 	prog, err := pol.Program()
 	if err != nil {
 		return nil, report.Refuse(report.Seccomp, err.Error())
@@ -111,12 +111,12 @@ func (p *plan) guard(metadata Metadata, why error) ([]unix.SockFilter, error) {
 
 // policy is the seccomp filter for an ABI: with the mount layer, read-only mounts already stop metadata
 // changes and truncate(2) outside, and the layer's IPC namespace is private, so only what no mount can stop is
-// denied. A root command may not make set-ID files.
-func policy(abi int, metadata Metadata, root bool) seccomp.Policy {
+// denied. No command may make set-ID files: they would outlive it, and act as their owner for anyone.
+func policy(abi int, metadata Metadata) seccomp.Policy {
 	if metadata == MetadataMountLayer {
-		return seccomp.Policy{NoSetID: root}
+		return seccomp.Policy{NoSetID: true}
 	}
-	return seccomp.Policy{Metadata: true, DenyTruncate: abi < 3, DenyIPC: true, NoSetID: root}
+	return seccomp.Policy{Metadata: true, DenyTruncate: abi < 3, DenyIPC: true, NoSetID: true}
 }
 
 // A rootSpec is one root a Config asks for.

@@ -48,7 +48,7 @@ func Probe(f Facts, s System) report.Probe {
 		p.Warnings = append(p.Warnings, err.Error())
 	}
 	p.Metadata = string(metadata)
-	p.Seccomp = policy(st.ABI, metadata, f.EUID == 0).Denied()
+	p.Seccomp = policy(st.ABI, metadata).Denied()
 	p.Channels = channels(st.ABI, metadata, f.EUID == 0, false)
 	p.Warnings = append(p.Warnings, warnings(st.ABI, f.WSL, metadata)...)
 	return p

@@ -28,11 +28,11 @@ type Policy struct {
 	// DenyIPC denies System V IPC and POSIX message queues, for a command that shares the caller's IPC
 	// namespace (no private one could be had).
 	DenyIPC bool
-	// NoSetID denies a set-user-ID or set-group-ID bit in every mode a root command can give a file (chmod,
+	// NoSetID denies a set-user-ID or set-group-ID bit in every mode a command can give a file (chmod,
 	// fchmod, fchmodat, fchmodat2, open/openat/creat with O_CREAT or O_TMPFILE, mknod, mknodat), and answers
 	// openat2 and io_uring with ENOSYS, because seccomp cannot read their modes (openat2's is in a struct,
-	// io_uring's in shared memory). A file left set-user-ID root would give root to anyone once the command
-	// is gone.
+	// io_uring's in shared memory). A file left set-user-ID would let anyone act as its owner (root, or the
+	// caller) once the command is gone.
 	NoSetID bool
 }
 
@@ -58,6 +58,16 @@ var metadataIoctls = []ioctlCmd{
 	{"EXT4_IOC32_SETVERSION", 0x40046604},     // the same, 32-bit ABI
 	{"BTRFS_IOC_SUBVOL_SETFLAGS", 0x4008941a}, // read-only flag of a subvolume
 	{"FAT_IOCTL_SET_ATTRIBUTES", 0x40047211},  // FAT attribute bits
+	{"EXT4_IOC_MIGRATE", 0x6609},              // an inode's block mapping, from a read-only descriptor
+	// btrfs subvolumes and snapshots (fs/btrfs/ioctl.c), made or removed through a directory descriptor.
+	{"BTRFS_IOC_SNAP_CREATE", 0x50009401}, {"BTRFS_IOC_SUBVOL_CREATE", 0x5000940e},
+	{"BTRFS_IOC_SNAP_DESTROY", 0x5000940f}, {"BTRFS_IOC_SNAP_CREATE_V2", 0x50009417},
+	{"BTRFS_IOC_SUBVOL_CREATE_V2", 0x50009418}, {"BTRFS_IOC_SNAP_DESTROY_V2", 0x5000943f},
+	{"FIDEDUPERANGE", unix.FIDEDUPERANGE}, // shares extents into a destination that may be read-only
+	// fscrypt keys live in the filesystem's keyring, shared by every user of the filesystem.
+	{"FS_IOC_ADD_ENCRYPTION_KEY", unix.FS_IOC_ADD_ENCRYPTION_KEY},
+	{"FS_IOC_REMOVE_ENCRYPTION_KEY", unix.FS_IOC_REMOVE_ENCRYPTION_KEY},
+	{"FS_IOC_REMOVE_ENCRYPTION_KEY_ALL_USERS", unix.FS_IOC_REMOVE_ENCRYPTION_KEY_ALL_USERS},
 }
 
 // sysNr is one system call the filter may deny, by its name in the kernel's syscall table.
@@ -138,6 +148,17 @@ var keyctlAllowed = []uint32{
 	unix.KEYCTL_PKEY_DECRYPT, unix.KEYCTL_PKEY_SIGN, unix.KEYCTL_PKEY_VERIFY, unix.KEYCTL_CAPABILITIES,
 }
 
+// otherProcesses are the calls that act on another process named by its pid, beyond signals (which Landlock
+// ABI 6 scopes) and ptrace access (which Landlock scopes from ABI 1): they are allowed only on the caller
+// itself (pid 0; for prlimit64 also any pid when it only reads), so the command cannot lower the limits or
+// the priority of the caller's other processes. sched_setaffinity is left alone: thread pools pin their own
+// threads by thread ID, which seccomp cannot tell from another process's.
+var otherProcesses = []sysNr{
+	{"prlimit64", unix.SYS_PRLIMIT64}, {"setpriority", unix.SYS_SETPRIORITY}, {"ioprio_set", unix.SYS_IOPRIO_SET},
+	{"sched_setscheduler", unix.SYS_SCHED_SETSCHEDULER}, {"sched_setparam", unix.SYS_SCHED_SETPARAM},
+	{"sched_setattr", unix.SYS_SCHED_SETATTR},
+}
+
 // ownKeyrings is the lowest of the special keyring IDs -3 (session), -2 (process) and -1 (thread), as the
 // unsigned low word the filter compares: every ID at or above it is one of the three.
 const ownKeyrings = uint32(0xfffffffd)
@@ -188,7 +209,7 @@ func (p Policy) Denied() []string {
 	if p.NoSetID {
 		out = append(out, "set-id-modes")
 	}
-	out = append(out, "keyctl:own-keyrings", "add_key:own-keyrings")
+	out = append(out, "keyctl:own-keyrings", "add_key:own-keyrings", "other-processes")
 	for _, c := range p.ioctls() {
 		out = append(out, "ioctl:"+c.name)
 	}
@@ -221,7 +242,7 @@ func argHigh(i int) uint32 { return argLow(i) + 4 }
 //	    ld nr; [amd64: jge x32 bit ? enosys : next]
 //	    for each denied number: jeq nr ? eperm : next
 //	    for each ENOSYS number: jeq nr ? enosys : next
-//	    for each call checked by argument: jeq nr ? its block : next
+//	    for each call checked by argument (set-ID modes, keyrings, other processes): jeq nr ? its block : next
 //	    jeq ioctl ? next : allow
 //	    ld args[1] low word
 //	    for each denied command: jeq cmd ? eperm : next
@@ -253,6 +274,9 @@ func (p Policy) Program() ([]unix.SockFilter, error) {
 	}
 	a.jeq(unix.SYS_KEYCTL, "keyctl", next)
 	a.jeq(unix.SYS_ADD_KEY, "add_key", next)
+	for _, s := range otherProcesses {
+		a.jeq(s.nr, s.name, next)
+	}
 	a.jeq(unix.SYS_IOCTL, next, "allow")
 	a.ld(argLow(1))
 	for _, c := range p.ioctls() {
@@ -298,6 +322,28 @@ func (p Policy) Program() ([]unix.SockFilter, error) {
 	a.label("add_key") // add_key(type, description, payload, plen, keyring)
 	a.ld(argLow(4))
 	a.jump(bpfJgeK, ownKeyrings, "allow", "eperm")
+	a.label("prlimit64") // prlimit64(pid, resource, new_limit, old_limit): pid 0, or new_limit NULL
+	a.ld(argLow(0))
+	a.jeq(0, "allow", next)
+	a.ld(argLow(2))
+	a.jeq(0, next, "eperm")
+	a.ld(argHigh(2))
+	a.jeq(0, "allow", "eperm")
+	a.label("setpriority") // setpriority(which, who, prio): PRIO_PROCESS, 0
+	a.ld(argLow(0))
+	a.jeq(unix.PRIO_PROCESS, next, "eperm")
+	a.ld(argLow(1))
+	a.jeq(0, "allow", "eperm")
+	a.label("ioprio_set") // ioprio_set(which, who, ioprio): IOPRIO_WHO_PROCESS (1), 0
+	a.ld(argLow(0))
+	a.jeq(1, next, "eperm")
+	a.ld(argLow(1))
+	a.jeq(0, "allow", "eperm")
+	a.label("sched_setscheduler") // these three take the pid first
+	a.label("sched_setparam")
+	a.label("sched_setattr")
+	a.ld(argLow(0))
+	a.jeq(0, "allow", "eperm")
 	a.label("allow")
 	a.ret(retAllow)
 	a.label("eperm")

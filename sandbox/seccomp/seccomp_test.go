@@ -182,6 +182,28 @@ func TestKeyringWritesStayInTheCommandsOwnKeyrings(t *testing.T) {
 	}
 }
 
+func TestOtherProcessesAreOutOfReach(t *testing.T) {
+	prog, err := Policy{}.Program()
+	require.NoError(t, err)
+	call := func(nr uint32, args ...uint64) uint32 { return runArgs(t, prog, auditArch, nr, args...) }
+	require.Equal(t, uint32(retAllow), call(unix.SYS_PRLIMIT64, 0, 7, 0x7fff0000), "own limits")
+	require.Equal(t, uint32(retAllow), call(unix.SYS_PRLIMIT64, 4242, 7, 0, 0x7fff0000), "reading another's")
+	require.Equal(t, uint32(retEPERM), call(unix.SYS_PRLIMIT64, 4242, 7, 0x7fff0000), "setting another's")
+	require.Equal(t, uint32(retEPERM), call(unix.SYS_PRLIMIT64, 4242, 7, 1<<32), "setting another's, high word")
+	require.Equal(t, uint32(retAllow), call(unix.SYS_SETPRIORITY, unix.PRIO_PROCESS, 0, 10), "nice")
+	require.Equal(t, uint32(retEPERM), call(unix.SYS_SETPRIORITY, unix.PRIO_PROCESS, 4242, 10), "renice -p")
+	require.Equal(t, uint32(retEPERM), call(unix.SYS_SETPRIORITY, unix.PRIO_USER, 0, 10), "renice -u")
+	require.Equal(t, uint32(retEPERM), call(unix.SYS_SETPRIORITY, unix.PRIO_PGRP, 0, 10), "renice -g")
+	require.Equal(t, uint32(retAllow), call(unix.SYS_IOPRIO_SET, 1, 0, 4), "ionice self")
+	require.Equal(t, uint32(retEPERM), call(unix.SYS_IOPRIO_SET, 1, 4242, 4), "ionice -p")
+	require.Equal(t, uint32(retEPERM), call(unix.SYS_IOPRIO_SET, 3, 0, 4), "ionice -u")
+	for _, nr := range []uint32{unix.SYS_SCHED_SETSCHEDULER, unix.SYS_SCHED_SETPARAM, unix.SYS_SCHED_SETATTR} {
+		require.Equal(t, uint32(retAllow), call(nr, 0, 0), "syscall %d on self", nr)
+		require.Equal(t, uint32(retEPERM), call(nr, 4242, 0), "syscall %d on another", nr)
+	}
+	require.Equal(t, uint32(retAllow), call(unix.SYS_SCHED_SETAFFINITY, 4242, 8, 0), "affinity stays open")
+}
+
 func TestDeniedNamesTheFilter(t *testing.T) {
 	require.Contains(t, Policy{Metadata: true}.Denied(), "fchmodat")
 	require.Contains(t, Policy{Metadata: true}.Denied(), "ioctl:FS_IOC_SETFLAGS")

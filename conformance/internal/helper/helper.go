@@ -179,6 +179,8 @@ func Do(op Op, stdout, stderr io.Writer) Result {
 		}
 		<-c
 		os.Exit(atoi(op.Arg))
+	default:
+		r.Data, err = doSide(op, stdout, stderr)
 	}
 	if err != nil {
 		r.Errno = errnoName(err)

@@ -3,6 +3,7 @@ package suite
 import (
 	"os"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -77,10 +78,36 @@ func TestExpectationsMatchNeeds(t *testing.T) {
 		}
 		avail := exp.For(c.ID, expect.Env{Landlock: "available", ABI: 7, VM: true, Git: false})
 		switch {
+		case c.Family() == "side-channels" && avail.Outcome == expect.Skip:
+			// A side channel the kernel or the fallback cannot close is reported open: a SKIP, and only that.
+			assert.True(t, strings.HasPrefix(avail.Why, "open and reported: "), "%s: a side-channels SKIP must be 'open and reported: …', got %q", c.ID, avail.Why)
 		case c.Needs.NoLandlk || len(c.Needs.Tools) > 0:
 			assert.Equal(t, expect.Skip, avail.Outcome, c.ID)
 		default:
 			assert.Contains(t, []string{expect.Pass, expect.ExpectedFail}, avail.Outcome, c.ID)
 		}
+	}
+}
+
+// TestJudge pins the family's verdict table: closed passes, a lie fails, open and reported skips.
+func TestJudge(t *testing.T) {
+	run := func(status string, open bool) *T {
+		tt := &T{}
+		r := scRun{rep: &scReport{Channels: map[string]ChannelStatus{}}, raw: "{}"}
+		if status != "" {
+			r.rep.Channels["ipc"] = ChannelStatus{Status: status, How: "test"}
+		}
+		guard(tt, func() { judge(tt, r, "ipc", open, "evidence") })
+		return tt
+	}
+	for _, c := range []struct {
+		status        string
+		open          bool
+		failed, skips bool
+	}{{"closed", false, false, false}, {"open", false, false, false}, {"closed", true, true, false},
+		{"open", true, false, true}, {"", false, true, false}, {"ajar", false, true, false}} {
+		got := run(c.status, c.open)
+		assert.Equal(t, c.failed, got.failed, "%+v", c)
+		assert.Equal(t, c.skips, got.skipped, "%+v", c)
 	}
 }
