@@ -206,7 +206,7 @@ func (p *plan) grant(r *pathfd.Root, why string) {
 func (p *plan) openGit(root int, wt *pathfd.Root) error {
 	res, err := gitdir.Discover(root, wt, os.Getenv("HOME"))
 	if err != nil {
-		return report.Refuse(report.BadRoot, "git: ", err)
+		return report.Refuse(report.BadRoot, "git: ", err, " (--no-git skips git discovery)")
 	}
 	p.notes = append(p.notes, res.Notes...)
 	for i := range res.Grants {

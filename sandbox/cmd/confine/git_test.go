@@ -348,6 +348,7 @@ func TestBadGitPointersAreRefused(t *testing.T) {
 			}
 			require.True(t, strings.HasPrefix(string(out), "confine: git: "+named+": "), "%s", out)
 			require.Contains(t, string(out), c.want)
+			require.Contains(t, string(out), "(--no-git skips git discovery)")
 			require.NoFileExists(t, g.wt+"/ran")
 			var rep struct{ Outcome, Reason string }
 			b, _ := os.ReadFile(rf.Name())
