@@ -180,6 +180,9 @@ func (p *plan) open(cfg Config, root int) error {
 			return err
 		}
 	}
+	if err := checkSubmounts(p.writable); err != nil {
+		return &report.Refusal{Reason: report.BadRoot, Err: err}
+	}
 	var err error
 	p.path, err = lookPath(cfg.Argv[0])
 	return err

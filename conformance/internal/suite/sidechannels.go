@@ -741,9 +741,10 @@ var routes = []route{
 			marker := tag(t, "tty")
 			r := m.confine(t, t.Flags("--tty"), t.HelperArgv(opArg("write", pts, marker)), scOpts{})
 			m.ran(t, r)
-			unix.SetNonblock(int(master.Fd()), true)
+			fd := int(master.Fd()) // once: each Fd() call puts the descriptor back in blocking mode
+			unix.SetNonblock(fd, true)
 			buf := make([]byte, 4096)
-			k, _ := unix.Read(int(master.Fd()), buf)
+			k, _ := unix.Read(fd, buf)
 			got := string(buf[:max(k, 0)])
 			judge(t, r, "tty", strings.Contains(got, marker), fmt.Sprintf("victim terminal %s received %q", pts, got))
 		},
@@ -1092,7 +1093,7 @@ var routes = []route{
 		name: "probe-channels", channel: "",
 		title: "confine probe prints a status line for every channel",
 		rationale: "`confine probe` must tell an operator, before anything runs, which channels this kernel and " +
-			"this host leave open: one line `NAME: closed (how)` or `NAME: open (why)` per channel. The case checks " +
+			"this host leave open: one line `channel:  NAME: closed (how)` or `channel:  NAME: open (why)` per channel. The case checks " +
 			"that every channel of the contract is listed once with one of the two statuses.",
 		expect:         []Expect{{"ABI ≥ 1", "one 'NAME: closed|open (…)' line per channel"}},
 		fallbackExpect: "the same, where probe itself runs without namespaces",
@@ -1108,12 +1109,9 @@ var routes = []route{
 			for _, name := range Channels {
 				var lines []string
 				for _, l := range strings.Split(r.Stdout, "\n") {
-					// `NAME: status (how)`, optionally under a `channel:` label.
-					l = strings.TrimSpace(l)
-					if rest, ok := strings.CutPrefix(l, "channel:"); ok {
-						l = strings.TrimSpace(rest)
-					}
-					if strings.HasPrefix(l, name+":") {
+					// `channel:  NAME: status (how)`; other lines (`metadata: mount-layer`) are not channels.
+					rest, ok := strings.CutPrefix(strings.TrimSpace(l), "channel:")
+					if l = strings.TrimSpace(rest); ok && strings.HasPrefix(l, name+":") {
 						lines = append(lines, l)
 					}
 				}

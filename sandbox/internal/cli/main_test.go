@@ -523,3 +523,20 @@ func TestStrictRefusesAnOpenChannel(t *testing.T) {
 	require.Equal(t, "open", ch["signals"].(map[string]any)["status"], r.raw)
 	require.Equal(t, "closed", ch["keyring"].(map[string]any)["status"], r.raw)
 }
+
+// A writable root with a kernel filesystem mounted beneath it is refused, so /proc/sys cannot be reached as a
+// path inside the worktree (Landlock's rule and the mount layer's clone would both cover the submount).
+func TestAProcfsInsideTheWorktreeIsRefused(t *testing.T) {
+	requireLandlock(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount a procfs inside the worktree")
+	}
+	w := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(w, "proc"), 0o755))
+	require.NoError(t, unix.Mount("proc", filepath.Join(w, "proc"), "proc", 0, ""))
+	t.Cleanup(func() { unix.Unmount(filepath.Join(w, "proc"), unix.MNT_DETACH) })
+	r := confine(t, "abi=7,errata=0", "--report-fd", "3", "--worktree", w, "--", "/bin/touch", "$S")
+	require.Equal(t, launch.ExitRefused, r.status, "stderr: %s", r.stderr)
+	require.Equal(t, string(report.BadRoot), r.report["reason"], r.raw)
+	require.Contains(t, r.stderr, "has a proc mounted beneath it")
+}
