@@ -11,8 +11,8 @@ import (
 // channels says, for each way a command could act outside its sandbox other than by writing a file, whether
 // this launch closes it and how. The names are stable; sandbox/README.md's threat model explains each.
 // abi is the kernel's Landlock ABI, metadata the mechanism in use, root whether the command runs as root,
-// and tty whether --tty was given.
-func channels(abi int, metadata Metadata, root, tty bool) map[string]report.Channel {
+// tty whether --tty was given, and pidNS whether the command has a PID namespace of its own.
+func channels(abi int, metadata Metadata, root, tty, pidNS bool) map[string]report.Channel {
 	layer := metadata == MetadataMountLayer
 	ch := map[string]report.Channel{
 		"stdio": closed("descriptors 0 to 2 are the caller's: the command may change only the files the caller " +
@@ -47,12 +47,20 @@ func channels(abi int, metadata Metadata, root, tty bool) map[string]report.Chan
 		ch["tty"] = open("--tty without a mount layer grants the host's /dev/pts: the command can write to the " +
 			"caller's other terminals")
 	}
-	if abi >= 6 {
+	switch {
+	case abi >= 6:
 		ch["signals"] = closed("Landlock ABI 6 scope: no signal to a process outside the sandbox; seccomp: no " +
 			"limit, priority or scheduling change of another process (CPU affinity stays settable)")
+	case pidNS:
+		ch["signals"] = closed("a PID namespace of its own: no process outside is visible to signal, or to change " +
+			"the limits, priority or affinity of")
+	default:
+		ch["signals"] = open(msg.Str("needs Landlock ABI 6 (kernel ", landlock.FirstKernel(6), ") or a PID namespace; "+
+			"this kernel has ABI ", abi, " and no namespace could be made"))
+	}
+	if abi >= 6 {
 		ch["abstract-unix"] = closed("Landlock ABI 6 scope: no connection to an abstract unix socket outside the sandbox")
 	} else {
-		ch["signals"] = open(msg.Str("needs Landlock ABI 6 (kernel ", landlock.FirstKernel(6), "); this kernel has ", abi))
 		ch["abstract-unix"] = open(msg.Str("needs Landlock ABI 6 (kernel ", landlock.FirstKernel(6), "); this kernel has ", abi))
 	}
 	if abi >= 9 {

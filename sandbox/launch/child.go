@@ -58,6 +58,7 @@ type Handoff struct {
 	ReportFD   int               // the report's descriptor in the child, or -1
 	ReportName int               // the caller's number for it (--report-fd), for messages
 	Report     []byte            // the report, outcome "exec", written to ReportFD just before execve
+	Init       bool              // the child is the init of a new PID namespace: it runs the command as its child
 
 	fds []int // the parent's descriptor of each rule
 }
@@ -74,10 +75,10 @@ type HandoffRule struct {
 func (p *plan) handoff(prog []unix.SockFilter, callerReportFD int) *Handoff {
 	rep := *p.rep // the parent's stays as it is, for a refusal or a fallback
 	rep.Outcome, rep.Command = "exec", append([]string{p.path}, p.argv[1:]...)
-	h := &Handoff{Path: p.path, Argv: p.argv, Env: p.env, Handled: p.handled, Scoped: p.scoped, Filter: prog, ReportFD: -1,
-		ReportName: callerReportFD, Report: rep.Marshal()}
+	h := &Handoff{Path: p.path, Argv: p.argv, Env: p.env, Handled: p.handled, Scoped: p.scoped, Filter: prog, Init: p.pidNS, ReportFD: -1,
+		ReportName: callerReportFD}
 	if callerReportFD >= 0 {
-		h.ReportFD = reportFD
+		h.ReportFD, h.Report = reportFD, rep.Marshal()
 	}
 	writable := map[int]bool{}
 	for _, r := range p.writable {
@@ -109,6 +110,7 @@ func (h *Handoff) marshal() []byte {
 	e.num(uint64(int64(h.ReportFD)))
 	e.num(uint64(int64(h.ReportName)))
 	e.bytes(h.Report)
+	e.num(uint64(flag(h.Init)))
 	return e.b
 }
 
@@ -130,6 +132,7 @@ func unmarshalHandoff(b []byte) (*Handoff, error) {
 	h.ReportFD = int(int64(d.num()))
 	h.ReportName = int(int64(d.num()))
 	h.Report = d.bytes()
+	h.Init = d.num() != 0
 	if d.err == nil && len(d.b) > 0 {
 		d.err = errShort
 	}
@@ -192,7 +195,7 @@ type layered struct {
 // startLayered starts the layered child, which waits for its Handoff. Signals are caught from here on: they
 // are forwarded once the command runs, and delivered again to this process if it never does. Any error wraps
 // ErrLayerUnavailable: the caller goes on without the layer.
-func startLayered(reportFD int) (LayeredChild, error) {
+func startLayered(reportFD int, pidNS bool) (LayeredChild, error) {
 	ns, err := os.Readlink("/proc/self/ns/mnt")
 	if err != nil {
 		return nil, msg.Err(ErrLayerUnavailable, ": ", err.Error())
@@ -215,7 +218,7 @@ func startLayered(reportFD int) (LayeredChild, error) {
 	c := &layered{sock: sock[0], sync: os.NewFile(uintptr(sync[0]), "sync"), root: -1, pidfdNum: -1,
 		reportFD: reportFD, sigs: make(chan os.Signal, 8)}
 	signal.Notify(c.sigs, forwarded...)
-	attr, pidfd := layerAttr(), -1
+	attr, pidfd := layerAttr(pidNS), -1
 	attr.PidFD = &pidfd
 	c.pid, err = syscall.ForkExec("/proc/self/exe", []string{os.Args[0]}, &syscall.ProcAttr{
 		Env: append(os.Environ(), layerEnv+"="+ns), Files: files, Sys: attr})
@@ -300,8 +303,14 @@ func (c *layered) Run(h *Handoff) (syscall.WaitStatus, error) {
 		return 0, msg.Err(ErrLayerUnavailable, ": handing the plan to the layered child: ", err.Error())
 	}
 	// The child says execMark just before its execve, then EOF follows (close-on-exec); anything else means it
-	// stopped before the command ran: a message, or nothing at all if it died.
-	said, _ := io.ReadAll(c.sync)
+	// stopped before the command ran: a message, or nothing at all if it died. An init says execMark once the
+	// command runs, and its wait status when the command has ended (initStatus).
+	var said []byte
+	if h.Init {
+		said = c.readMark()
+	} else {
+		said, _ = io.ReadAll(c.sync)
+	}
 	if len(said) != 1 || said[0] != execMark {
 		var ws syscall.WaitStatus
 		c.wait(&ws)
@@ -338,8 +347,27 @@ func (c *layered) Run(h *Handoff) (syscall.WaitStatus, error) {
 	<-forwarded
 	c.pid = 0
 	signal.Stop(c.sigs)
+	if h.Init {
+		rest, _ := io.ReadAll(c.sync)
+		if len(rest) == 4 {
+			ws = syscall.WaitStatus(binary.LittleEndian.Uint32(rest))
+		}
+	}
 	c.close()
 	return ws, err
+}
+
+// readMark reads the first byte an init says, or everything up to EOF if that is not execMark.
+func (c *layered) readMark() []byte {
+	b := make([]byte, 1)
+	if n, _ := io.ReadFull(c.sync, b); n == 0 {
+		return nil
+	}
+	if b[0] == execMark {
+		return b
+	}
+	rest, _ := io.ReadAll(c.sync)
+	return append(b, rest...)
 }
 
 // send writes h to the handoff socket: its length and the rules' descriptors, then its JSON.
@@ -527,7 +555,7 @@ func runChild(s System) error {
 	if devpts >= 0 {
 		rules[devpts].FD = fd
 	}
-	last := &final{handled: h.Handled, scoped: h.Scoped, rules: rules, prog: h.Filter, path: h.Path, argv: h.Argv, env: h.Env,
+	last := &final{init: h.Init, handled: h.Handled, scoped: h.Scoped, rules: rules, prog: h.Filter, path: h.Path, argv: h.Argv, env: h.Env,
 		reportJSON: h.Report, reportFD: h.ReportFD, reportName: h.ReportName,
 		beforeExec: func() error { return writeAll(syncFD, []byte{execMark}) }}
 	return last.confineAndExec(s)
@@ -543,7 +571,9 @@ func checkLayerChild() error {
 	// As root the parent's namespace is readable and must be the one named: a forged variable in the host's
 	// namespace must never lead to remounting it read-only. A non-root child sits in a new user namespace and
 	// cannot read its parent's; a non-root process that forged the variable could not mount anything anyway.
-	parentOK := ppidNS == parentNS || (os.Geteuid() != 0 && ppidNS == "")
+	// The init of a new PID namespace cannot see its parent (getppid is 0); only a process that made new PID
+	// and mount namespaces, and so cannot touch the host's mounts, is one.
+	parentOK := ppidNS == parentNS || (os.Geteuid() != 0 && ppidNS == "") || (os.Getpid() == 1 && os.Getppid() == 0)
 	if own == "" || own == parentNS || !parentOK || !isFileType(handoffFD, unix.S_IFSOCK) ||
 		!isFileType(syncFD, unix.S_IFIFO) {
 		return msg.Err(layerEnv, " is set, but this is not a layered child of confine")
@@ -555,4 +585,39 @@ func checkLayerChild() error {
 func isFileType(fd int, typ uint32) bool {
 	var st unix.Stat_t
 	return unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == typ
+}
+
+// runInit runs the command as the only child of this process, the init of a new PID namespace, from the
+// confined thread (so the command inherits its Landlock domain and seccomp filter), and stays as its init:
+// it forwards the signals the parent forwards, reaps orphans, and once the command has ended says its wait
+// status on the sync pipe and exits, which ends every process left in the namespace (a PID namespace dies
+// with its init). The command sees no process outside, so it can signal none, below Landlock ABI 6's scope.
+// It returns only if the command could not be executed.
+func runInit(path string, argv, env []string) error {
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, forwarded...)
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: env, Files: []uintptr{0, 1, 2}})
+	if err != nil {
+		status := ExitCannotExec
+		if errors.Is(err, unix.ENOENT) {
+			status = ExitNotFound
+		}
+		return &ExecError{Status: status, Err: msg.Err(argv[0], ": ", err)}
+	}
+	writeAll(syncFD, []byte{execMark})
+	go func() {
+		for s := range sigs {
+			unix.Kill(pid, s.(syscall.Signal))
+		}
+	}()
+	var ws syscall.WaitStatus
+	for {
+		got, err := syscall.Wait4(-1, &ws, 0, nil)
+		if got == pid || (err != nil && err != syscall.EINTR) {
+			break
+		}
+	}
+	writeAll(syncFD, binary.LittleEndian.AppendUint32(nil, uint32(ws)))
+	os.Exit(0)
+	return nil
 }

@@ -158,11 +158,15 @@ func needsWritableMount(r *pathfd.Root) bool {
 // live in the IPC namespace, so the command's are its own). Where they cannot be had, seccomp denies both.
 const layerNamespaces = unix.CLONE_NEWNS | unix.CLONE_NEWIPC
 
-// layerAttr puts a child in new mount and IPC namespaces, and, unless we are root, a new user namespace in which it
+// layerAttr puts a child in new mount and IPC namespaces (and, with pidNS, a new PID namespace, whose init it
+// becomes), and, unless we are root, a new user namespace in which it
 // keeps our uid and gid and has CAP_SYS_ADMIN as an ambient capability (a non-root uid loses its capabilities
 // at execve otherwise). It dies with its parent.
-func layerAttr() *syscall.SysProcAttr {
+func layerAttr(pidNS bool) *syscall.SysProcAttr {
 	attr := &syscall.SysProcAttr{Cloneflags: layerNamespaces, Pdeathsig: unix.SIGKILL}
+	if pidNS {
+		attr.Cloneflags |= unix.CLONE_NEWPID
+	}
 	if uid, gid := os.Geteuid(), os.Getegid(); uid != 0 {
 		attr.Cloneflags |= unix.CLONE_NEWUSER
 		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
@@ -189,7 +193,7 @@ func layerAvailable() error {
 	defer unix.Close(null)
 	pid, err := syscall.ForkExec("/proc/self/exe", []string{"confine", "version"}, &syscall.ProcAttr{
 		Env: append(os.Environ(), probeEnv+"=1"), Files: []uintptr{uintptr(null), uintptr(null), uintptr(null)},
-		Sys: layerAttr()})
+		Sys: layerAttr(false)})
 	if err != nil {
 		return msg.Err(ErrLayerUnavailable, ": ", err.Error())
 	}

@@ -24,12 +24,14 @@ type plan struct {
 	euid     int
 	tty      bool
 	strict   bool
+	report   bool // a report is wanted (--report-fd): the channels are worked out only for it or --strict
 	handled  landlock.Access
 	scoped   landlock.Scope
 	roots    []*pathfd.Root // every root opened, in Config order; closed by close
 	rules    []landlock.Rule
 	writable []*pathfd.Root // the roots the mount layer keeps writable
 	devpts   int            // with --tty, the index in rules of /dev/pts, which the layer replaces; else -1
+	pidNS    bool           // the command runs in a PID namespace of its own, under a layered child as init
 	path     string         // the command, resolved through PATH
 	argv     []string
 	env      []string
@@ -79,7 +81,7 @@ func makePlan(cfg Config, f Facts, s System, rep *report.Report) (*plan, error) 
 		return nil, report.Refuse(report.LandlockDisabled, "Landlock is disabled (EOPNOTSUPP: built in but not in lsm=) and no fallback backend can enforce ", string(cfg.Mode))
 	}
 	rep.Backend = string(Landlock)
-	p := &plan{abi: st.ABI, wsl: f.WSL, euid: f.EUID, tty: cfg.TTY, strict: cfg.Strict, devpts: -1, handled: landlock.HandledWrites(st.ABI),
+	p := &plan{abi: st.ABI, wsl: f.WSL, euid: f.EUID, tty: cfg.TTY, strict: cfg.Strict, report: cfg.ReportFD >= 0, devpts: -1, handled: landlock.HandledWrites(st.ABI),
 		scoped: landlock.Scopes(st.ABI), argv: cfg.Argv,
 		env: environ(f.WSL), rep: rep}
 	rep.Handled = p.handled.Names()
@@ -96,15 +98,17 @@ func (p *plan) guard(metadata Metadata, why error) ([]unix.SockFilter, error) {
 		return nil, report.Refuse(report.Seccomp, err.Error())
 	}
 	p.rep.Metadata, p.rep.Seccomp = string(metadata), pol.Denied()
-	p.rep.Channels = channels(p.abi, metadata, p.euid == 0, p.tty)
+	p.rep.Warnings = append(append([]string{}, warnings(p.abi, p.wsl, metadata)...), p.notes...)
+	if why != nil {
+		p.rep.Warnings = append(p.rep.Warnings, msg.Str(why, ": metadata is denied everywhere instead"))
+	}
+	if p.report || p.strict {
+		p.rep.Channels = channels(p.abi, metadata, p.euid == 0, p.tty, p.pidNS)
+	}
 	if p.strict {
 		if err := strictRefusal(p.rep.Channels); err != nil {
 			return nil, err
 		}
-	}
-	p.rep.Warnings = append(append([]string{}, warnings(p.abi, p.wsl, metadata)...), p.notes...)
-	if why != nil {
-		p.rep.Warnings = append(p.rep.Warnings, msg.Str(why, ": metadata is denied everywhere instead"))
 	}
 	return prog, nil
 }

@@ -49,7 +49,7 @@ func Probe(f Facts, s System) report.Probe {
 	}
 	p.Metadata = string(metadata)
 	p.Seccomp = policy(st.ABI, metadata).Denied()
-	p.Channels = channels(st.ABI, metadata, f.EUID == 0, false)
+	p.Channels = channels(st.ABI, metadata, f.EUID == 0, false, metadata == MetadataMountLayer && st.ABI < 6)
 	p.Warnings = append(p.Warnings, warnings(st.ABI, f.WSL, metadata)...)
 	return p
 }

@@ -48,6 +48,8 @@ func (c *ChildExit) Error() string { return msg.Str("child ", int(c.Status)) }
 //   - root: the mount layer is built in place, on this locked thread, and the command keeps our PID;
 //   - anyone else: a layered child in new user and mount namespaces receives the plan (a Handoff) and runs the
 //     tail there, while this process forwards signals and mirrors its exit;
+//   - below Landlock ABI 6, root or not: a layered child in a new PID namespace too, which stays as the
+//     command's init (runInit), so that no process outside can be signalled;
 //   - where the layer cannot be had: seccomp denies metadata changes everywhere, in place.
 //
 // It returns only on failure, or when the command ran in a layered child: a *report.Refusal (nothing ran, exit
@@ -79,14 +81,24 @@ func Run(cfg Config, f Facts, s System) error {
 	var why error // why the mount layer is missing
 	var child LayeredChild
 	root := pathfd.Here // the mount namespace the roots are opened in: the one the layer is built in
+	// Below Landlock ABI 6 nothing scopes signals: a layered child in a new PID namespace, whose init it stays,
+	// hides every process outside from the command, for root too. Where that namespace cannot be had, the usual
+	// strategy follows.
+	if p.pidNS = p.abi < 6; p.pidNS {
+		if child, why = s.StartLayered(cfg.ReportFD, true); why == nil {
+			root = child.Root()
+		}
+		p.pidNS = child != nil
+	}
 	switch {
+	case child != nil:
 	case f.EUID == 0:
 		runtime.LockOSThread() // the new mount namespace is this thread's, until execve
 		if err := s.UnshareMountNS(); err != nil {
 			why = msg.Err(ErrLayerUnavailable, ": unshare(CLONE_NEWNS|CLONE_NEWIPC): ", err.Error())
 		}
 	default:
-		if child, why = s.StartLayered(cfg.ReportFD); why == nil {
+		if child, why = s.StartLayered(cfg.ReportFD, false); why == nil {
 			root = child.Root()
 		}
 	}
@@ -114,6 +126,7 @@ func Run(cfg Config, f Facts, s System) error {
 			return refuse(err)
 		}
 		why = err // nothing ran: go on here, where the descriptors (on the child's mounts) still name the roots
+		p.pidNS = false
 	case why == nil: // root, in its new mount namespace
 		devpts, committed, err := s.BuildMountLayer(p.writable, p.devpts >= 0)
 		switch {
@@ -145,6 +158,7 @@ func Run(cfg Config, f Facts, s System) error {
 // final is what the last step needs: the plan with its guard chosen. A layered child rebuilds it from its
 // Handoff.
 type final struct {
+	init       bool // run the command as the child of this process, the init of its PID namespace
 	handled    landlock.Access
 	scoped     landlock.Scope
 	rules      []landlock.Rule
@@ -186,7 +200,7 @@ func (c *final) confineAndExec(s System) error {
 		return report.Refuse(report.Seccomp, "seccomp(SET_MODE_FILTER): ", err.Error())
 	}
 	// From here on the thread is confined; a failure still runs nothing.
-	if c.rep != nil {
+	if c.rep != nil && c.reportFD >= 0 {
 		c.rep.Outcome, c.rep.Command = "exec", append([]string{c.path}, c.argv[1:]...)
 		c.reportJSON = c.rep.Marshal()
 	}
@@ -196,6 +210,9 @@ func (c *final) confineAndExec(s System) error {
 	}
 	if err := cloexecFrom(3); err != nil {
 		return report.Refuse(report.Internal, "marking inherited descriptors close-on-exec: ", err.Error())
+	}
+	if c.init {
+		return runInit(c.path, c.argv, c.env)
 	}
 	if c.beforeExec != nil {
 		if err := c.beforeExec(); err != nil {

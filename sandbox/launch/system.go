@@ -30,9 +30,10 @@ type Layer interface {
 	// BuildMountLayer makes every mount read-only except the given roots' trees, in a fresh mount namespace,
 	// and with devpts, mounts a private devpts instance on /dev/pts and returns its O_PATH descriptor (else -1).
 	BuildMountLayer(roots []*pathfd.Root, devpts bool) (devptsFD int, committed bool, err error)
-	// StartLayered starts a layered child, which waits for its Handoff (child.go). reportFD (or -1) is
-	// passed to it. Errors wrap ErrLayerUnavailable.
-	StartLayered(reportFD int) (LayeredChild, error)
+	// StartLayered starts a layered child, which waits for its Handoff (child.go); with pidNS, in a new PID
+	// namespace too, where it stays as the command's init. reportFD (or -1) is passed to it. Errors wrap
+	// ErrLayerUnavailable.
+	StartLayered(reportFD int, pidNS bool) (LayeredChild, error)
 	// LayerAvailable says whether the layer's namespaces can be made here (for probe).
 	LayerAvailable() error
 }
@@ -47,5 +48,7 @@ func (Host) UnshareMountNS() error                      { return unix.Unshare(la
 func (Host) BuildMountLayer(roots []*pathfd.Root, devpts bool) (int, bool, error) {
 	return buildMountLayer(roots, devpts)
 }
-func (Host) StartLayered(reportFD int) (LayeredChild, error) { return startLayered(reportFD) }
-func (Host) LayerAvailable() error                           { return layerAvailable() }
+func (Host) StartLayered(reportFD int, pidNS bool) (LayeredChild, error) {
+	return startLayered(reportFD, pidNS)
+}
+func (Host) LayerAvailable() error { return layerAvailable() }

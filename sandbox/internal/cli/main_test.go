@@ -173,11 +173,11 @@ func (f *fake) UnshareMountNS() error {
 	}
 	return f.Host.UnshareMountNS()
 }
-func (f *fake) StartLayered(reportFD int) (launch.LayeredChild, error) {
+func (f *fake) StartLayered(reportFD int, pidNS bool) (launch.LayeredChild, error) {
 	if f.noLayer {
 		return nil, fmt.Errorf("%w: user namespaces are off in this test", launch.ErrLayerUnavailable)
 	}
-	c, err := f.Host.StartLayered(reportFD)
+	c, err := f.Host.StartLayered(reportFD, pidNS)
 	if err != nil || f.swap == "" {
 		return c, err
 	}
@@ -512,7 +512,7 @@ func TestStrictRefusesAnOpenChannel(t *testing.T) {
 	require.Equal(t, launch.ExitRefused, r.status, "stderr: %s", r.stderr)
 	require.False(t, r.sentinel, "the command ran")
 	require.Equal(t, string(report.ChannelOpen), r.report["reason"], r.raw)
-	require.Contains(t, r.stderr, "signals")
+	require.NotContains(t, r.stderr, "signals", "a PID namespace closes it below ABI 6")
 	require.Contains(t, r.stderr, "abstract-unix")
 	require.Contains(t, r.stderr, "unix-pathname")
 
@@ -520,7 +520,8 @@ func TestStrictRefusesAnOpenChannel(t *testing.T) {
 	require.Equal(t, 0, r.status, "stderr: %s", r.stderr)
 	require.True(t, r.sentinel, "the command did not run")
 	ch := r.report["channels"].(map[string]any)
-	require.Equal(t, "open", ch["signals"].(map[string]any)["status"], r.raw)
+	require.Equal(t, "open", ch["abstract-unix"].(map[string]any)["status"], r.raw)
+	require.Equal(t, "closed", ch["signals"].(map[string]any)["status"], r.raw)
 	require.Equal(t, "closed", ch["keyring"].(map[string]any)["status"], r.raw)
 }
 
@@ -539,4 +540,28 @@ func TestAProcfsInsideTheWorktreeIsRefused(t *testing.T) {
 	require.Equal(t, launch.ExitRefused, r.status, "stderr: %s", r.stderr)
 	require.Equal(t, string(report.BadRoot), r.report["reason"], r.raw)
 	require.Contains(t, r.stderr, "has a proc mounted beneath it")
+}
+
+// Below Landlock ABI 6 the command runs in a PID namespace of its own, under a layered child as its init: it
+// cannot signal a process outside, and nothing it started outlives it.
+func TestBelowABI6APIDNamespaceHidesEveryProcessOutside(t *testing.T) {
+	requireLandlock(t)
+	victim := exec.Command("sleep", "600")
+	require.NoError(t, victim.Start())
+	t.Cleanup(func() { victim.Process.Kill(); victim.Wait() })
+	marker := "confine-pidns-" + strconv.Itoa(os.Getpid())
+	script := `kill -TERM ` + strconv.Itoa(victim.Process.Pid) + ` 2>/dev/null && exit 3
+		exec -a ` + marker + ` sleep 600 & echo $$ > "$0"`
+	r := confine(t, "abi=5,errata=0", "--report-fd", "3", "--worktree", "$W", "--", "/bin/sh", "-c", script, "$S")
+	require.Equal(t, 0, r.status, "stderr: %s", r.stderr)
+	require.True(t, r.sentinel, "the command did not run")
+	require.Equal(t, "closed", r.report["channels"].(map[string]any)["signals"].(map[string]any)["status"], r.raw)
+	require.NoError(t, victim.Process.Signal(syscall.Signal(0)), "the victim outside was signalled")
+	// The background sleep died with the namespace: no process outside has its name.
+	names, err := filepath.Glob("/proc/[0-9]*/cmdline")
+	require.NoError(t, err)
+	for _, name := range names {
+		b, _ := os.ReadFile(name)
+		require.NotContains(t, string(b), marker, "%s outlived confine", name)
+	}
 }
