@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/confine-dev/confine/sandbox/gitdir"
 	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"github.com/confine-dev/confine/sandbox/landlock"
 	"github.com/confine-dev/confine/sandbox/pathfd"
@@ -152,6 +153,7 @@ func (cfg Config) roots() []rootSpec {
 // records its rule, and resolves the command. User-given roots must exist; a missing default root is a warning.
 // The error is a *report.Refusal or an *ExecError.
 func (p *plan) open(cfg Config, root int) error {
+	var wt *pathfd.Root
 	for _, want := range cfg.roots() {
 		r, err := pathfd.OpenIn(root, want.path)
 		if err != nil {
@@ -170,19 +172,17 @@ func (p *plan) open(cfg Config, root int) error {
 		if !want.grant {
 			continue
 		}
-		dir := r.Kind == pathfd.Dir
-		if cfg.TTY && !want.required && want.path == "/dev/pts" && dir {
+		if want.path == cfg.Worktree {
+			wt = r
+		}
+		if cfg.TTY && !want.required && want.path == "/dev/pts" && r.Kind == pathfd.Dir {
 			p.devpts = len(p.rules)
 		}
-		p.rules = append(p.rules, landlock.Rule{Path: r.Path, FD: r.FD, Dir: dir})
-		typ := "file"
-		if dir {
-			typ = "dir"
-		}
-		p.rep.Rules = append(p.rep.Rules, report.Rule{Path: r.Path, Type: typ,
-			Rights: landlock.RuleRights(p.handled, dir).Names()})
-		if needsWritableMount(r) {
-			p.writable = append(p.writable, r)
+		p.grant(r, "")
+	}
+	if wt != nil && !cfg.NoGit {
+		if err := p.openGit(root, wt); err != nil {
+			return err
 		}
 	}
 	if err := checkSubmounts(p.writable); err != nil {
@@ -191,6 +191,42 @@ func (p *plan) open(cfg Config, root int) error {
 	var err error
 	p.path, err = lookPath(cfg.Argv[0])
 	return err
+}
+
+// grant records r's rule (why: the report's reason, for a git directory) and its writable mount.
+func (p *plan) grant(r *pathfd.Root, why string) {
+	dir := r.Kind == pathfd.Dir
+	p.rules = append(p.rules, landlock.Rule{Path: r.Path, FD: r.FD, Dir: dir})
+	typ := "file"
+	if dir {
+		typ = "dir"
+	}
+	p.rep.Rules = append(p.rep.Rules, report.Rule{Path: r.Path, Type: typ,
+		Rights: landlock.RuleRights(p.handled, dir).Names(), Reason: why})
+	if needsWritableMount(r) {
+		p.writable = append(p.writable, r)
+	}
+}
+
+// openGit grants the git directories a linked worktree at wt writes outside it (package gitdir), opened
+// through wt's descriptor and then, like every root, once and without symlinks in root's mount namespace.
+// A refused pointer is a bad-root refusal: the git directories are roots, found rather than given.
+func (p *plan) openGit(root int, wt *pathfd.Root) error {
+	res, err := gitdir.Discover(root, wt, os.Getenv("HOME"))
+	if err != nil {
+		return report.Refuse(report.BadRoot, "git: ", err, " (--no-git skips git discovery)")
+	}
+	p.notes = append(p.notes, res.Notes...)
+	for i := range res.Grants {
+		g := &res.Grants[i]
+		r := &pathfd.Root{Path: g.Path, FD: g.FD, Kind: g.Kind}
+		p.roots = append(p.roots, r) // closed with the plan
+		if strings.HasPrefix(g.Path, wt.Path+"/") {
+			continue // already writable with the worktree
+		}
+		p.grant(r, "git: "+g.Reason)
+	}
+	return nil
 }
 
 // kernelTrees hold kernel and device state, not files: no user-given root may be one of them or inside one.
