@@ -17,9 +17,11 @@ sandbox-test: confine ## launcher unit tests and host-kernel integration tests, 
 	scripts/sandbox-test-nobody.sh $(CONFINE)
 	cd sandbox && go vet ./... && go vet -tags wsl2 ./... && GOARCH=arm64 go vet ./...
 
-sandbox-fuzz: ## fuzz the flag parser and the report's JSON string encoder (FUZZTIME each, default 60s)
+sandbox-fuzz: ## fuzz the flag parser, the report's JSON string encoder and the .git/commondir parsers (FUZZTIME each, default 60s)
 	cd sandbox && go test -run='^$$' -fuzz=FuzzParse -fuzztime=$${FUZZTIME:-60s} ./internal/cli
 	cd sandbox && go test -run='^$$' -fuzz=FuzzAppendString -fuzztime=$${FUZZTIME:-60s} ./report
+	cd sandbox && go test -run='^$$' -fuzz=FuzzParseGitFile -fuzztime=$${FUZZTIME:-60s} ./gitdir
+	cd sandbox && go test -run='^$$' -fuzz=FuzzParseCommonDir -fuzztime=$${FUZZTIME:-60s} ./gitdir
 
 sandbox-bench: confine ## launch cost paired in one run: confine vs a Go exec floor and bwrap, as root and nobody; size
 	scripts/bench-launcher.sh $(CONFINE) $(BENCH_RUNS) $(BENCH_ROUNDS) $(BENCH_BASELINE)
