@@ -150,7 +150,7 @@ func flag(b bool) uint8 {
 type syncMsg struct {
 	Layer  bool          // the mount layer could not be built: the parent falls back
 	Reason report.Reason // a refusal: the parent reports it
-	Exec   int           // execve failed with this exit status (the report is written)
+	Exec   int           // execve failed with this exit status (the report and the exec-failed record are written)
 	Error  string
 }
 
@@ -478,7 +478,7 @@ func childError(said []byte, ws syscall.WaitStatus) error {
 	case m.Layer:
 		return msg.Err(ErrLayerUnavailable, ": ", strings.TrimPrefix(m.Error, ErrLayerUnavailable.Error()+": "))
 	case m.Exec != 0:
-		return &ExecError{Status: m.Exec, Err: errors.New(m.Error)}
+		return &ExecError{Status: m.Exec, Reason: m.Reason, Err: errors.New(m.Error)}
 	}
 	return &report.Refusal{Reason: m.Reason, Err: errors.New(m.Error)}
 }
@@ -504,7 +504,7 @@ func RunChild(s System) error {
 	case errors.Is(err, ErrLayerUnavailable):
 		m.Layer = true
 	case errors.As(err, &ee):
-		m.Exec = ee.Status
+		m.Exec, m.Reason = ee.Status, ee.reason()
 	default:
 		m.Reason = report.ReasonOf(err)
 	}
@@ -592,17 +592,16 @@ func isFileType(fd int, typ uint32) bool {
 // it forwards the signals the parent forwards, reaps orphans, and once the command has ended says its wait
 // status on the sync pipe and exits, which ends every process left in the namespace (a PID namespace dies
 // with its init). The command sees no process outside, so it can signal none, below Landlock ABI 6's scope.
-// It returns only if the command could not be executed.
-func runInit(path string, argv, env []string) error {
+// It returns only if the command could not be executed, after recording why on reportFD (if >= 0).
+func runInit(path string, argv, env []string, reportFD int) error {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwarded...)
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: env, Files: []uintptr{0, 1, 2}})
 	if err != nil {
-		status := ExitCannotExec
-		if errors.Is(err, unix.ENOENT) {
-			status = ExitNotFound
-		}
-		return &ExecError{Status: status, Err: msg.Err(argv[0], ": ", err)}
+		return execFailed(path, argv, err, reportFD)
+	}
+	if reportFD >= 0 {
+		unix.Close(reportFD) // the command runs: a reader of the report sees EOF once the parent closes its copy
 	}
 	writeAll(syncFD, []byte{execMark})
 	go func() {

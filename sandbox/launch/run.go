@@ -23,7 +23,8 @@ const (
 
 // ExecError is a failure to find or execute the command.
 type ExecError struct {
-	Status int // ExitCannotExec or ExitNotFound
+	Status int           // ExitCannotExec or ExitNotFound
+	Reason report.Reason // if set, else from Status
 	Err    error
 }
 
@@ -31,7 +32,10 @@ func (e *ExecError) Error() string { return e.Err.Error() }
 
 // reason is the report's reason code for a command that was not run.
 func (e *ExecError) reason() report.Reason {
-	if e.Status == ExitNotFound {
+	switch {
+	case e.Reason != "":
+		return e.Reason
+	case e.Status == ExitNotFound:
 		return report.CommandNotFound
 	}
 	return report.CommandNotExec
@@ -172,7 +176,7 @@ type final struct {
 	reportFD   int
 	reportName int          // the caller's number for reportFD, for messages
 	beforeExec func() error // the last step before execve, if any
-	reported   bool         // the report was written (and reportFD closed): a later failure is not reported again
+	reported   bool         // the report was written: a later failure is not reported again, but an exec failure is recorded after it
 }
 
 func (p *plan) final(prog []unix.SockFilter, reportFD int) *final {
@@ -182,7 +186,8 @@ func (p *plan) final(prog []unix.SockFilter, reportFD int) *final {
 
 // confineAndExec is the shared tail: restrict the thread with the Landlock ruleset, cut root's capabilities,
 // install the seccomp filter, write the report and execve. It returns only on failure, a *report.Refusal or
-// an *ExecError, and nothing has run then.
+// an *ExecError, and nothing has run then. The report's descriptor stays open (close-on-exec) until execve,
+// so that a failed execve can be explained on it by a second record (execFailed).
 func (c *final) confineAndExec(s System) error {
 	if err := landlock.Restrict(s, c.handled, c.scoped, c.rules); err != nil {
 		return &report.Refusal{Reason: report.Ruleset, Err: err}
@@ -205,26 +210,24 @@ func (c *final) confineAndExec(s System) error {
 		c.reportJSON = c.rep.Marshal()
 	}
 	c.reported = true
-	if err := writeReport(c.reportFD, c.reportJSON); err != nil {
-		return report.Refuse(report.BadReportFD, "writing the report to --report-fd ", c.reportName, ": ", err.Error())
+	if c.reportFD >= 0 {
+		if err := writeAll(c.reportFD, c.reportJSON); err != nil {
+			unix.Close(c.reportFD)
+			return report.Refuse(report.BadReportFD, "writing the report to --report-fd ", c.reportName, ": ", err.Error())
+		}
 	}
-	if err := cloexecFrom(3); err != nil {
+	if err := cloexecFrom(3); err != nil { // the report's descriptor among them: execve closes it
 		return report.Refuse(report.Internal, "marking inherited descriptors close-on-exec: ", err.Error())
 	}
 	if c.init {
-		return runInit(c.path, c.argv, c.env)
+		return runInit(c.path, c.argv, c.env, c.reportFD)
 	}
 	if c.beforeExec != nil {
 		if err := c.beforeExec(); err != nil {
 			return report.Refuse(report.Internal, "telling the parent: ", err.Error())
 		}
 	}
-	err := s.Exec(c.path, c.argv, c.env)
-	status := ExitCannotExec
-	if errors.Is(err, unix.ENOENT) {
-		status = ExitNotFound
-	}
-	return &ExecError{Status: status, Err: msg.Err(c.argv[0], ": ", err)}
+	return execFailed(c.path, c.argv, s.Exec(c.path, c.argv, c.env), c.reportFD)
 }
 
 // writeReport writes a marshalled report to fd (if >= 0) and closes fd, so the command does not inherit it.
