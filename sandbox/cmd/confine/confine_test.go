@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"debug/elf"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,11 +12,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/confine-dev/confine/sandbox/landlock"
 )
@@ -557,3 +560,149 @@ func TestADirectoryOnStdioIsRefused(t *testing.T) {
 		require.Equal(t, os.FileMode(0o644), fi.Mode().Perm(), "fd %d: the command ran", fd)
 	}
 }
+
+// foreignBinary builds a tiny Go program for the other architecture (arm64 on amd64, amd64 elsewhere) into
+// dir, and returns its path and its machine as uname -m names it. It skips where no go command can build it.
+func foreignBinary(t *testing.T, dir string) (path, machine string) {
+	t.Helper()
+	goarch, machine := "arm64", "aarch64"
+	if runtime.GOARCH == "arm64" {
+		goarch, machine = "amd64", "x86_64"
+	}
+	gobin, err := exec.LookPath("go")
+	if err != nil && os.Getenv(foreignEnv) == "" {
+		t.Skip("needs the go command (or $" + foreignEnv + ") for a " + goarch + " binary")
+	}
+	src := filepath.Join(dir, "foreign-src")
+	require.NoError(t, os.MkdirAll(src, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(src, "main.go"), []byte("package main\n\nfunc main() { println(\"ran\") }\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(src, "go.mod"), []byte("module foreign\n\ngo 1.22\n"), 0o644))
+	path = filepath.Join(dir, "foreign-"+goarch)
+	if pre := os.Getenv(foreignEnv); pre != "" { // built beforehand (scripts/sandbox-test-nobody.sh)
+		path = pre
+	} else {
+		build := exec.Command(gobin, "build", "-o", path, ".")
+		build.Dir = src
+		build.Env = append(os.Environ(), "GOARCH="+goarch, "CGO_ENABLED=0", "GOWORK=off", "GOTOOLCHAIN=local", "GOFLAGS=")
+		out, err := build.CombinedOutput()
+		require.NoError(t, err, "GOARCH=%s go build: %s", goarch, out)
+	}
+	require.NoError(t, os.Chmod(path, 0o755))
+	if err := exec.Command(path).Run(); err == nil {
+		t.Skipf("this host runs %s binaries (binfmt_misc, qemu-user): no exec failure to classify", goarch)
+	}
+	return path, machine
+}
+
+// missingInterpreterELF copies /bin/true into dir with its PT_INTERP path pointing nowhere, and returns the
+// copy's path and the missing interpreter. It skips where /bin/true has no PT_INTERP (a static build).
+func missingInterpreterELF(t *testing.T, dir string) (path, interp string) {
+	t.Helper()
+	f, err := elf.Open("/bin/true")
+	require.NoError(t, err)
+	defer f.Close()
+	var ph *elf.Prog
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			ph = p
+		}
+	}
+	if ph == nil {
+		t.Skip("/bin/true has no PT_INTERP here")
+	}
+	b, err := os.ReadFile("/bin/true")
+	require.NoError(t, err)
+	interp = "/nonexistent/ld.so"
+	require.Greater(t, int(ph.Filesz), len(interp), "PT_INTERP too short to patch")
+	field := b[ph.Off : ph.Off+ph.Filesz]
+	copy(field, make([]byte, len(field)))
+	copy(field, interp)
+	path = filepath.Join(dir, "true-no-interp")
+	require.NoError(t, os.WriteFile(path, b, 0o755))
+	return path, interp
+}
+
+type execFailedRecord struct {
+	Schema, Outcome, Reason, Error, Errno, Machine, Host, Interpreter string
+	Status                                                            int
+	Command                                                           []string
+}
+
+// runExecFailure runs exe (confine) on cmd with a report on fd 3, as cred's user (nil: this one), and returns
+// the exit status, stderr, the report's first record and the exec-failed record after it.
+func runExecFailure(t *testing.T, exe, w string, cred *syscall.SysProcAttr, cmdPath string) (int, string, map[string]any, execFailedRecord) {
+	t.Helper()
+	rf, err := os.CreateTemp(t.TempDir(), "report")
+	require.NoError(t, err)
+	cmd := exec.Command(exe, "--worktree", w, "--report-fd", "3", "--", cmdPath)
+	cmd.SysProcAttr = cred
+	cmd.ExtraFiles = []*os.File{rf}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Run()
+	require.Empty(t, stdout.String(), "the command ran")
+	b, err := os.ReadFile(rf.Name())
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	require.Len(t, lines, 2, "the report, then the exec-failed record: %s", b)
+	var rep map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &rep), "%s", lines[0])
+	var rec execFailedRecord
+	require.NoError(t, json.Unmarshal([]byte(lines[1]), &rec), "%s", lines[1])
+	return cmd.ProcessState.ExitCode(), stderr.String(), rep, rec
+}
+
+// An execve that fails after the report said "exec" is explained by a second record on the report's
+// descriptor and one line on stderr: an ELF for another machine, an ELF whose interpreter is missing, a script
+// whose #! interpreter is missing. As root (in place) and as nobody (in the layered child).
+func TestExecFailuresAreRecorded(t *testing.T) {
+	requireLandlock(t)
+	w, out := sandbox(t)
+	require.NoError(t, os.Chmod(filepath.Dir(w), 0o755))
+	require.NoError(t, os.Chmod(out, 0o755))
+	foreign, machine := foreignBinary(t, out)
+	noInterp, interp := missingInterpreterELF(t, out)
+	script := filepath.Join(out, "script")
+	require.NoError(t, os.WriteFile(script, []byte("#!/nonexistent/sh -e\necho ran\n"), 0o755))
+	var u unix.Utsname
+	require.NoError(t, unix.Uname(&u))
+	host := unix.ByteSliceToString(u.Machine[:])
+
+	type user struct {
+		name string
+		exe  string
+		cred *syscall.SysProcAttr
+	}
+	users := []user{{"self", bin, nil}}
+	if os.Geteuid() == 0 {
+		exe, _, _ := asNobody(t)
+		require.NoError(t, os.Chown(w, nobody, nobody))
+		users = append(users, user{"nobody", exe, nobodyCred()})
+	}
+	for _, u := range users {
+		status, stderr, rep, rec := runExecFailure(t, u.exe, w, u.cred, foreign)
+		require.Equal(t, "exec", rep["outcome"], u.name)
+		require.Equal(t, 126, status, "%s: %s", u.name, stderr)
+		require.Equal(t, execFailedRecord{Schema: "confine.exec-failed/v1", Outcome: "exec-failed", Reason: "wrong-arch",
+			Error: foreign + ": ELF " + machine + " on " + host + " (exec format error)", Errno: "ENOEXEC", Status: 126,
+			Command: []string{foreign}, Machine: machine, Host: host}, rec, u.name)
+		require.Equal(t, "confine: "+rec.Error+"\n", stderr, u.name)
+
+		status, stderr, _, rec = runExecFailure(t, u.exe, w, u.cred, noInterp)
+		require.Equal(t, 127, status, "%s: %s", u.name, stderr)
+		require.Equal(t, "interpreter-missing", rec.Reason, "%s: %+v", u.name, rec)
+		require.Equal(t, interp, rec.Interpreter, u.name)
+		require.Equal(t, "ENOENT", rec.Errno, u.name)
+		require.Equal(t, "confine: "+noInterp+": ELF interpreter "+interp+" is missing (no such file or directory)\n", stderr, u.name)
+
+		status, stderr, _, rec = runExecFailure(t, u.exe, w, u.cred, script)
+		require.Equal(t, 127, status, "%s: %s", u.name, stderr)
+		require.Equal(t, "interpreter-missing", rec.Reason, "%s: %+v", u.name, rec)
+		require.Equal(t, "/nonexistent/sh", rec.Interpreter, u.name)
+		require.Equal(t, "confine: "+script+": #! interpreter /nonexistent/sh is missing (no such file or directory)\n", stderr, u.name)
+	}
+}
+
+// foreignEnv names a prebuilt binary of the other architecture (the tiny program foreignBinary builds), so that
+// a run as nobody need not build Go's runtime for it from a cold cache.
+const foreignEnv = "CONFINE_TEST_FOREIGN_BIN"
