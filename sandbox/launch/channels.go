@@ -22,11 +22,13 @@ func channels(abi int, metadata Metadata, root, tty, pidNS bool) map[string]repo
 		"core-dump": closed("RLIMIT_CORE is 1 byte, soft and hard: no core file and no core_pattern pipe"),
 	}
 	if layer {
-		ch["ipc"] = closed("a private IPC namespace (System V IPC, POSIX message queues)")
+		ch["ipc"] = closed("a private IPC namespace (System V IPC, POSIX message queues) and a private tmpfs on " +
+			"/dev/shm (POSIX shared memory and semaphores) where the host has one")
 		ch["metadata"] = closed("read-only mount layer: metadata changes fail outside the writable roots")
 		ch["atime"] = closed("read-only mounts do not update access times")
 	} else {
-		ch["ipc"] = closed("seccomp denies System V IPC and POSIX message queues (no IPC namespace)")
+		ch["ipc"] = closed("seccomp denies System V IPC and POSIX message queues (no IPC namespace); the host's " +
+			"/dev/shm stays read-only (no private tmpfs without the mount layer)")
 		ch["metadata"] = closed("seccomp denies metadata changes everywhere, inside the writable roots too")
 		ch["atime"] = open("no mount layer: reading a file outside may update its access time (relatime)")
 	}

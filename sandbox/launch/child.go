@@ -69,6 +69,7 @@ type HandoffRule struct {
 	Dir      bool // from fstat on the descriptor, in the parent
 	Writable bool // gets a writable clone in the mount layer
 	Devpts   bool // /dev/pts with --tty: the layer mounts a private devpts instance and the rule moves to it
+	Shm      bool // /dev/shm: the layer mounts a private tmpfs on this descriptor and the rule moves to it
 }
 
 // handoff is p, guarded by prog, as a layered child receives it.
@@ -85,7 +86,7 @@ func (p *plan) handoff(prog []unix.SockFilter, callerReportFD int) *Handoff {
 		writable[r.FD] = true
 	}
 	for i, r := range p.rules {
-		h.Rules = append(h.Rules, HandoffRule{Path: r.Path, Dir: r.Dir, Writable: writable[r.FD], Devpts: i == p.devpts})
+		h.Rules = append(h.Rules, HandoffRule{Path: r.Path, Dir: r.Dir, Writable: writable[r.FD], Devpts: i == p.devpts, Shm: i == p.shm})
 		h.fds = append(h.fds, r.FD)
 	}
 	return h
@@ -101,7 +102,7 @@ func (h *Handoff) marshal() []byte {
 	e.num(uint64(len(h.Rules)))
 	for _, r := range h.Rules {
 		e.str(r.Path)
-		e.num(uint64(flag(r.Dir) | flag(r.Writable)<<1 | flag(r.Devpts)<<2))
+		e.num(uint64(flag(r.Dir) | flag(r.Writable)<<1 | flag(r.Devpts)<<2 | flag(r.Shm)<<3))
 	}
 	e.num(uint64(len(h.Filter)))
 	for _, in := range h.Filter {
@@ -122,7 +123,7 @@ func unmarshalHandoff(b []byte) (*Handoff, error) {
 	for i := range h.Rules {
 		h.Rules[i].Path = d.str()
 		f := d.num()
-		h.Rules[i].Dir, h.Rules[i].Writable, h.Rules[i].Devpts = f&1 != 0, f&2 != 0, f&4 != 0
+		h.Rules[i].Dir, h.Rules[i].Writable, h.Rules[i].Devpts, h.Rules[i].Shm = f&1 != 0, f&2 != 0, f&4 != 0, f&8 != 0
 	}
 	h.Filter = make([]unix.SockFilter, d.count())
 	for i := range h.Filter {
@@ -538,7 +539,7 @@ func runChild(s System) error {
 	}
 	rules := make([]landlock.Rule, len(h.Rules))
 	var writable []*pathfd.Root
-	devpts := -1
+	devpts, shm := -1, -1
 	for i, r := range h.Rules {
 		rules[i] = landlock.Rule{Path: r.Path, FD: fds[i], Dir: r.Dir}
 		if r.Writable {
@@ -547,13 +548,23 @@ func runChild(s System) error {
 		if r.Devpts {
 			devpts = i
 		}
+		if r.Shm {
+			shm = i
+		}
 	}
-	fd, _, err := s.BuildMountLayer(writable, devpts >= 0)
+	priv := Private{Devpts: devpts >= 0, Shm: -1}
+	if shm >= 0 {
+		priv.Shm = fds[shm]
+	}
+	m, _, err := s.BuildMountLayer(writable, priv)
 	if err != nil { // the parent falls back in place: nothing here is its namespace
 		return msg.Err(ErrLayerUnavailable, ": ", err.Error())
 	}
 	if devpts >= 0 {
-		rules[devpts].FD = fd
+		rules[devpts].FD = m.Devpts
+	}
+	if shm >= 0 {
+		rules[shm].FD = m.Shm
 	}
 	last := &final{init: h.Init, handled: h.Handled, scoped: h.Scoped, rules: rules, prog: h.Filter, path: h.Path, argv: h.Argv, env: h.Env,
 		reportJSON: h.Report, reportFD: h.ReportFD, reportName: h.ReportName,

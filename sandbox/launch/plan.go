@@ -30,6 +30,7 @@ type plan struct {
 	rules    []landlock.Rule
 	writable []*pathfd.Root // the roots the mount layer keeps writable
 	devpts   int            // with --tty, the index in rules of /dev/pts, which the layer replaces; else -1
+	shm      int            // the index in rules of /dev/shm, which the layer's private tmpfs replaces; else -1
 	pidNS    bool           // the command runs in a PID namespace of its own, under a layered child as init
 	path     string         // the command, resolved through PATH
 	argv     []string
@@ -38,10 +39,42 @@ type plan struct {
 	notes    []string // warnings from opening the roots
 }
 
-// useDevpts points the /dev/pts rule at the layer's private devpts instance (fd, which close closes).
-func (p *plan) useDevpts(fd int) {
-	p.rules[p.devpts].FD = fd
-	p.roots = append(p.roots, &pathfd.Root{Path: "/dev/pts", FD: fd, Kind: pathfd.Dir})
+// private is what the mount layer adds for this plan.
+func (p *plan) private() Private {
+	priv := Private{Devpts: p.devpts >= 0, Shm: -1}
+	if p.shm >= 0 {
+		priv.Shm = p.rules[p.shm].FD
+	}
+	return priv
+}
+
+// useMounted points the /dev/pts and /dev/shm rules at the layer's private mounts (which close closes).
+func (p *plan) useMounted(m Mounted) {
+	for _, u := range []struct {
+		i, fd int
+		path  string
+	}{{p.devpts, m.Devpts, "/dev/pts"}, {p.shm, m.Shm, "/dev/shm"}} {
+		if u.i >= 0 && u.fd >= 0 {
+			p.rules[u.i].FD = u.fd
+			p.roots = append(p.roots, &pathfd.Root{Path: u.path, FD: u.fd, Kind: pathfd.Dir})
+		}
+	}
+}
+
+// dropShm takes the /dev/shm rule away where there is no mount layer, and so no private tmpfs: the host's
+// /dev/shm is shared with every process, and stays read-only.
+func (p *plan) dropShm() {
+	if p.shm < 0 {
+		return
+	}
+	p.rules = append(p.rules[:p.shm:p.shm], p.rules[p.shm+1:]...)
+	p.rep.Rules = append(p.rep.Rules[:p.shm:p.shm], p.rep.Rules[p.shm+1:]...)
+	if p.devpts > p.shm {
+		p.devpts--
+	}
+	p.shm = -1
+	p.notes = append(p.notes, "no mount layer, so no private /dev/shm: the host's stays read-only, and POSIX "+
+		"shared memory and semaphores (shm_open, sem_open, Python's multiprocessing locks) fail")
 }
 
 func (p *plan) close() {
@@ -80,7 +113,7 @@ func makePlan(cfg Config, f Facts, s System, rep *report.Report) (*plan, error) 
 		return nil, report.Refuse(report.LandlockDisabled, "Landlock is disabled (EOPNOTSUPP: built in but not in lsm=) and no fallback backend can enforce ", string(cfg.Mode))
 	}
 	rep.Backend = string(Landlock)
-	p := &plan{abi: st.ABI, wsl: f.WSL, euid: f.EUID, tty: cfg.TTY, strict: cfg.Strict, report: cfg.ReportFD >= 0, devpts: -1, handled: landlock.HandledWrites(st.ABI),
+	p := &plan{abi: st.ABI, wsl: f.WSL, euid: f.EUID, tty: cfg.TTY, strict: cfg.Strict, report: cfg.ReportFD >= 0, devpts: -1, shm: -1, handled: landlock.HandledWrites(st.ABI),
 		scoped: landlock.Scopes(st.ABI), argv: cfg.Argv,
 		env: environ(f.WSL), rep: rep}
 	rep.Handled = p.handled.Names()
@@ -173,6 +206,14 @@ func (p *plan) open(cfg Config, root int) error {
 		if cfg.TTY && !want.required && want.path == "/dev/pts" && dir {
 			p.devpts = len(p.rules)
 		}
+		shm := !want.required && want.path == shmRoot
+		if shm {
+			if !dir {
+				p.notes = append(p.notes, msg.Str("no private ", shmRoot, ": it is not a directory here"))
+				continue
+			}
+			p.shm = len(p.rules)
+		}
 		p.rules = append(p.rules, landlock.Rule{Path: r.Path, FD: r.FD, Dir: dir})
 		typ := "file"
 		if dir {
@@ -180,7 +221,7 @@ func (p *plan) open(cfg Config, root int) error {
 		}
 		p.rep.Rules = append(p.rep.Rules, report.Rule{Path: r.Path, Type: typ,
 			Rights: landlock.RuleRights(p.handled, dir).Names()})
-		if needsWritableMount(r) {
+		if needsWritableMount(r) && !shm { // the host's /dev/shm is never made writable: a tmpfs covers it
 			p.writable = append(p.writable, r)
 		}
 	}

@@ -132,19 +132,20 @@ func Run(cfg Config, f Facts, s System) error {
 		why = err // nothing ran: go on here, where the descriptors (on the child's mounts) still name the roots
 		p.pidNS = false
 	case why == nil: // root, in its new mount namespace
-		devpts, committed, err := s.BuildMountLayer(p.writable, p.devpts >= 0)
+		m, committed, err := s.BuildMountLayer(p.writable, p.private())
 		switch {
 		case committed && err != nil:
 			return refuse(report.Refuse(report.Internal, "the mount layer failed half-built: ", err.Error()))
 		case err != nil:
 			why = msg.Err(ErrLayerUnavailable, ": ", err.Error())
-		case devpts >= 0:
-			p.useDevpts(devpts)
+		default:
+			p.useMounted(m)
 		}
 	}
 	metadata := MetadataMountLayer
 	if why != nil {
 		metadata = MetadataSeccomp
+		p.dropShm() // no private tmpfs: the host's /dev/shm stays read-only
 	}
 	prog, err := p.guard(metadata, why)
 	if err != nil {
