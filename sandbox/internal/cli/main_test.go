@@ -197,15 +197,15 @@ func (s swapping) Run(h *launch.Handoff) (syscall.WaitStatus, error) {
 	return s.LayeredChild.Run(h)
 }
 
-func (f *fake) BuildMountLayer(roots []*pathfd.Root, devpts bool) (int, bool, error) {
+func (f *fake) BuildMountLayer(roots []*pathfd.Root, priv launch.Private) (launch.Mounted, bool, error) {
 	f.swapRoot()
 	if f.die {
 		unix.Kill(os.Getpid(), unix.SIGKILL)
 	}
 	if f.buildErr != nil {
-		return -1, false, f.buildErr
+		return launch.Mounted{Devpts: -1, Shm: -1}, false, f.buildErr
 	}
-	return f.Host.BuildMountLayer(roots, devpts)
+	return f.Host.BuildMountLayer(roots, priv)
 }
 
 // swapRoot renames the root f.swap to f.swap+".validated" and puts a symlink to f.swap+".outside" in its place,
@@ -672,3 +672,29 @@ func missingInterpreterELF(t *testing.T, dir string) (path, interp string) {
 // foreignEnv names a prebuilt binary of the other architecture (the tiny program foreignBinary builds), so that
 // a run as nobody need not build Go's runtime for it from a cold cache.
 const foreignEnv = "CONFINE_TEST_FOREIGN_BIN"
+
+// /dev/shm is a private tmpfs wherever the mount layer is built (in place, in the layered child, under the PID
+// namespace's init), with its rule on the tmpfs; without the layer it keeps no rule, stays the host's and
+// read-only, and the report says so.
+func TestDevShmIsPrivateOrReadOnly(t *testing.T) {
+	requireLandlock(t)
+	if fi, err := os.Stat("/dev/shm"); err != nil || !fi.IsDir() {
+		t.Skip("this host has no /dev/shm directory")
+	}
+	mark := "/dev/shm/confine-cli-" + strconv.Itoa(os.Getpid())
+	script := `echo x > "$1" && : > "$0"`
+	for _, spec := range []string{"abi=7,errata=0", "abi=5,errata=0"} {
+		r := confine(t, spec, "--worktree", "$W", "--report-fd", "3", "--", "/bin/sh", "-c", script, "$S", mark)
+		require.Equal(t, 0, r.status, "%s: %s", spec, r.stderr)
+		require.True(t, r.sentinel, spec)
+		require.Equal(t, "mount-layer", r.report["metadata"], spec)
+		require.Contains(t, r.raw, `"path":"/dev/shm"`, spec)
+		require.NoFileExists(t, mark, "%s: the host's /dev/shm was written", spec)
+	}
+	r := confine(t, "abi=7,errata=0,layer=off", "--worktree", "$W", "--report-fd", "3", "--", "/bin/sh", "-c", script, "$S", mark)
+	require.NotEqual(t, 0, r.status, r.stderr)
+	require.False(t, r.sentinel)
+	require.NoFileExists(t, mark)
+	require.NotContains(t, r.raw, `"path":"/dev/shm"`, "no rule on the host's /dev/shm")
+	require.Contains(t, fmt.Sprint(r.report["warnings"]), "no private /dev/shm")
+}
