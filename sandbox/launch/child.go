@@ -59,6 +59,7 @@ type Handoff struct {
 	ReportName int               // the caller's number for it (--report-fd), for messages
 	Report     []byte            // the report, outcome "exec", written to ReportFD just before execve
 	Init       bool              // the child is the init of a new PID namespace: it runs the command as its child
+	Warn       string            // a warning for stderr, printed just before execve, or ""
 
 	fds []int // the parent's descriptor of each rule
 }
@@ -77,7 +78,7 @@ func (p *plan) handoff(prog []unix.SockFilter, callerReportFD int) *Handoff {
 	rep := *p.rep // the parent's stays as it is, for a refusal or a fallback
 	rep.Outcome, rep.Command = "exec", append([]string{p.path}, p.argv[1:]...)
 	h := &Handoff{Path: p.path, Argv: p.argv, Env: p.env, Handled: p.handled, Scoped: p.scoped, Filter: prog, Init: p.pidNS, ReportFD: -1,
-		ReportName: callerReportFD}
+		ReportName: callerReportFD, Warn: p.tempWarn}
 	if callerReportFD >= 0 {
 		h.ReportFD, h.Report = reportFD, rep.Marshal()
 	}
@@ -112,6 +113,7 @@ func (h *Handoff) marshal() []byte {
 	e.num(uint64(int64(h.ReportName)))
 	e.bytes(h.Report)
 	e.num(uint64(flag(h.Init)))
+	e.str(h.Warn)
 	return e.b
 }
 
@@ -134,6 +136,7 @@ func unmarshalHandoff(b []byte) (*Handoff, error) {
 	h.ReportName = int(int64(d.num()))
 	h.Report = d.bytes()
 	h.Init = d.num() != 0
+	h.Warn = d.str()
 	if d.err == nil && len(d.b) > 0 {
 		d.err = errShort
 	}
@@ -567,7 +570,7 @@ func runChild(s System) error {
 		rules[shm].FD = m.Shm
 	}
 	last := &final{init: h.Init, handled: h.Handled, scoped: h.Scoped, rules: rules, prog: h.Filter, path: h.Path, argv: h.Argv, env: h.Env,
-		reportJSON: h.Report, reportFD: h.ReportFD, reportName: h.ReportName,
+		reportJSON: h.Report, reportFD: h.ReportFD, reportName: h.ReportName, warn: h.Warn,
 		beforeExec: func() error { return writeAll(syncFD, []byte{execMark}) }}
 	return last.confineAndExec(s)
 }

@@ -37,6 +37,7 @@ type plan struct {
 	env      []string
 	rep      *report.Report
 	notes    []string // warnings from opening the roots
+	tempWarn string   // the temporary-directory variables that point outside the writable set, or ""
 }
 
 // private is what the mount layer adds for this plan.
@@ -131,6 +132,9 @@ func (p *plan) guard(metadata Metadata, why error) ([]unix.SockFilter, error) {
 	}
 	p.rep.Metadata, p.rep.Seccomp = string(metadata), pol.Denied()
 	p.rep.Warnings = append(append([]string{}, warnings(p.abi, p.wsl, metadata)...), p.notes...)
+	if p.tempWarn = tempOutside(p.env, p.rules); p.tempWarn != "" {
+		p.rep.Warnings = append(p.rep.Warnings, p.tempWarn)
+	}
 	if why != nil {
 		p.rep.Warnings = append(p.rep.Warnings, msg.Str(why, ": metadata is denied everywhere instead"))
 	}
@@ -270,6 +274,54 @@ func warnings(abi int, wsl WSL, metadata Metadata) []string {
 		w = append(w, "WSL2: interop is disabled; WSL_INTEROP is also removed from the environment")
 	}
 	return w
+}
+
+// tempVars are the variables tools take a temporary directory from: TMPDIR (POSIX; mktemp, Python's tempfile,
+// Go's os.TempDir), TMP and TEMP (Python's tempfile, many Windows-minded tools), GOTMPDIR (the go command's
+// work directories) and XDG_RUNTIME_DIR (sockets and runtime files, XDG Base Directory spec).
+var tempVars = []string{"TMPDIR", "TMP", "TEMP", "GOTMPDIR", "XDG_RUNTIME_DIR"}
+
+// tempOutside says which of tempVars in env name a directory outside the writable directories of rules
+// (compared after resolving symlinks where the directory exists), as one warning, or "" if none does: files
+// made there fail with EROFS or EACCES, which a tool rarely explains.
+func tempOutside(env []string, rules []landlock.Rule) string {
+	var bad []string
+	for _, kv := range env {
+		name, value, _ := strings.Cut(kv, "=")
+		if value == "" || !isTempVar(name) {
+			continue
+		}
+		dir, err := absolute(value)
+		if err != nil {
+			continue
+		}
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			dir = real
+		}
+		inside := false
+		for _, r := range rules {
+			if r.Dir && (dir == r.Path || strings.HasPrefix(dir, r.Path+"/")) {
+				inside = true
+			}
+		}
+		if !inside {
+			bad = append(bad, name+"="+value)
+		}
+	}
+	if len(bad) == 0 {
+		return ""
+	}
+	return strings.Join(bad, ", ") + ": outside the writable set, so temporary files made there fail " +
+		"(EROFS or EACCES); point it at /tmp or inside the worktree"
+}
+
+func isTempVar(name string) bool {
+	for _, v := range tempVars {
+		if name == v {
+			return true
+		}
+	}
+	return false
 }
 
 // environ is the command's environment. On WSL2 it drops WSL_INTEROP, the socket through which a process

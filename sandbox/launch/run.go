@@ -177,12 +177,13 @@ type final struct {
 	reportFD   int
 	reportName int          // the caller's number for reportFD, for messages
 	beforeExec func() error // the last step before execve, if any
+	warn       string       // a warning for stderr, printed just before execve (confine: warning: ...), or ""
 	reported   bool         // the report was written: a later failure is not reported again, but an exec failure is recorded after it
 }
 
 func (p *plan) final(prog []unix.SockFilter, reportFD int) *final {
 	return &final{handled: p.handled, scoped: p.scoped, rules: p.rules, prog: prog, path: p.path, argv: p.argv, env: p.env,
-		root: p.euid == 0, rep: p.rep, reportFD: reportFD, reportName: reportFD}
+		root: p.euid == 0, rep: p.rep, reportFD: reportFD, reportName: reportFD, warn: p.tempWarn}
 }
 
 // confineAndExec is the shared tail: restrict the thread with the Landlock ruleset, cut root's capabilities,
@@ -219,6 +220,9 @@ func (c *final) confineAndExec(s System) error {
 	}
 	if err := cloexecFrom(3); err != nil { // the report's descriptor among them: execve closes it
 		return report.Refuse(report.Internal, "marking inherited descriptors close-on-exec: ", err.Error())
+	}
+	if c.warn != "" { // only now, when nothing can refuse any more: a refusal is one line
+		writeAll(2, []byte("confine: warning: "+report.OneLine(c.warn)+"\n"))
 	}
 	if c.init {
 		return runInit(c.path, c.argv, c.env, c.reportFD)

@@ -30,6 +30,16 @@ import (
 var bin, noBin string
 
 func TestMain(m *testing.M) {
+	if _, ok := os.LookupEnv(mkdirTempEnv); ok { // the confined command: Go's os.MkdirTemp in $TMPDIR
+		dir, err := os.MkdirTemp("", "confine-go")
+		if err != nil {
+			fmt.Println("go:", err)
+			os.Exit(1)
+		}
+		fmt.Println("go: ok")
+		os.RemoveAll(dir)
+		os.Exit(0)
+	}
 	if bin = os.Getenv("CONFINE_BIN"); bin != "" {
 		if abs, err := filepath.Abs(bin); err == nil { // Bazel passes a relative path; tests change directory
 			bin = abs
@@ -95,7 +105,7 @@ func sandbox(t *testing.T) (worktree, outside string) {
 func confine(t *testing.T, stdin string, env []string, args ...string) run {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(withoutTempVars(os.Environ()), env...) // no warning line about the caller's own TMPDIR
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -635,6 +645,7 @@ func runExecFailure(t *testing.T, exe, w string, cred *syscall.SysProcAttr, cmdP
 	rf, err := os.CreateTemp(t.TempDir(), "report")
 	require.NoError(t, err)
 	cmd := exec.Command(exe, "--worktree", w, "--report-fd", "3", "--", cmdPath)
+	cmd.Env = withoutTempVars(os.Environ())
 	cmd.SysProcAttr = cred
 	cmd.ExtraFiles = []*os.File{rf}
 	var stdout, stderr bytes.Buffer
@@ -761,4 +772,93 @@ func listDir(t *testing.T, dir string) []string {
 		names = append(names, e.Name())
 	}
 	return names
+}
+
+// mkdirTempEnv makes the test binary, run as the confined command, call os.MkdirTemp("", ...) and say how it went.
+const mkdirTempEnv = "CONFINE_TEST_MKDIRTEMP"
+
+// A temporary-directory variable that points outside the writable set is named in the report's warnings and
+// on one stderr line, and mktemp, Python's tempfile and Go's os.MkdirTemp then fail there (the kernel denies);
+// pointed inside, all three work and nothing is said. As root and as nobody.
+func TestTempDirOutsideTheWritableSetIsWarned(t *testing.T) {
+	requireLandlock(t)
+	py := "/usr/bin/python3"
+	if _, err := os.Stat(py); err != nil {
+		t.Skip("needs /usr/bin/python3 for tempfile")
+	}
+	w, out := sandbox(t)
+	base := filepath.Dir(w)
+	require.NoError(t, os.Chmod(base, 0o755))
+	require.NoError(t, os.Chmod(out, 0o777))
+	self := filepath.Join(base, "confine.test") // a copy nobody can execute, as the Go command
+	b, err := os.ReadFile(os.Args[0])
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(self, b, 0o755))
+	script := `mktemp -d >/dev/null && echo "mktemp: ok" || echo "mktemp: failed"
+"$1" -c 'import os, tempfile; d = tempfile.mkdtemp(); print("python: ok" if d.startswith(os.environ["TMPDIR"] + "/") else "python: elsewhere")' || echo "python: failed"
+` + mkdirTempEnv + `=1 "$2"`
+
+	type user struct {
+		name   string
+		exe, w string
+		cred   *syscall.SysProcAttr
+	}
+	users := []user{{"self", bin, w, nil}}
+	if os.Geteuid() == 0 {
+		exe, wn, _ := asNobody(t)
+		users = append(users, user{"nobody", exe, wn, nobodyCred()})
+	}
+	for _, u := range users {
+		for _, tc := range []struct {
+			tmpdir string
+			inside bool
+		}{{out, false}, {filepath.Join(u.w, "tmp"), true}} {
+			if tc.inside {
+				require.NoError(t, os.MkdirAll(tc.tmpdir, 0o777))
+				require.NoError(t, os.Chmod(tc.tmpdir, 0o777))
+			}
+			rf, err := os.CreateTemp(t.TempDir(), "report")
+			require.NoError(t, err)
+			cmd := exec.Command(u.exe, "--worktree", u.w, "--report-fd", "3", "--", "/bin/sh", "-c", script, "sh", py, self)
+			cmd.Env = append(withoutTempVars(os.Environ()), "TMPDIR="+tc.tmpdir)
+			cmd.SysProcAttr = u.cred
+			cmd.ExtraFiles = []*os.File{rf}
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			cmd.Run()
+			var rep struct{ Warnings []string }
+			rb, _ := os.ReadFile(rf.Name())
+			require.NoError(t, json.Unmarshal(rb, &rep), "%s: %s", u.name, rb)
+			warning := "TMPDIR=" + tc.tmpdir + ": outside the writable set"
+			if tc.inside {
+				require.Equal(t, "mktemp: ok\npython: ok\ngo: ok\n", stdout.String(), "%s: %s", u.name, stderr.String())
+				require.Empty(t, stderr.String(), u.name)
+				require.NotContains(t, strings.Join(rep.Warnings, "\n"), "TMPDIR", u.name)
+				continue
+			}
+			// Python's tempfile falls back to the next candidate it can write (/tmp); mktemp and Go's os.MkdirTemp fail.
+			require.True(t, strings.HasPrefix(stdout.String(), "mktemp: failed\npython: elsewhere\ngo: "), "%s: %q %s", u.name, stdout.String(), stderr.String())
+			require.Contains(t, stdout.String(), "go: mkdir "+tc.tmpdir+"/confine-go", u.name)
+			require.Contains(t, strings.Join(rep.Warnings, "\n"), warning, u.name)
+			lines := strings.Split(stderr.String(), "\n")
+			require.True(t, strings.HasPrefix(lines[0], "confine: warning: "+warning), "%s: %q", u.name, stderr.String())
+			require.Equal(t, 1, strings.Count(stderr.String(), "confine: "), "%s: one line from confine: %q", u.name, stderr.String())
+			entries, err := os.ReadDir(out)
+			require.NoError(t, err)
+			require.Empty(t, entries, "%s: a temporary directory was made outside", u.name)
+		}
+	}
+}
+
+// withoutTempVars is env without the temporary-directory variables confine warns about.
+func withoutTempVars(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		switch name, _, _ := strings.Cut(kv, "="); name {
+		case "TMPDIR", "TMP", "TEMP", "GOTMPDIR", "XDG_RUNTIME_DIR":
+		default:
+			out = append(out, kv)
+		}
+	}
+	return out
 }

@@ -263,7 +263,7 @@ func confine(t *testing.T, spec string, args ...string) result {
 	rep, err := os.CreateTemp(t.TempDir(), "report")
 	require.NoError(t, err)
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), fakeEnv+"="+spec)
+	cmd.Env = append(withoutTempVars(os.Environ()), fakeEnv+"="+spec) // no warning line about the caller's TMPDIR
 	cmd.ExtraFiles = []*os.File{rep}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -697,4 +697,17 @@ func TestDevShmIsPrivateOrReadOnly(t *testing.T) {
 	require.NoFileExists(t, mark)
 	require.NotContains(t, r.raw, `"path":"/dev/shm"`, "no rule on the host's /dev/shm")
 	require.Contains(t, fmt.Sprint(r.report["warnings"]), "no private /dev/shm")
+}
+
+// withoutTempVars is env without the temporary-directory variables confine warns about.
+func withoutTempVars(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		switch name, _, _ := strings.Cut(kv, "="); name {
+		case "TMPDIR", "TMP", "TEMP", "GOTMPDIR", "XDG_RUNTIME_DIR":
+		default:
+			out = append(out, kv)
+		}
+	}
+	return out
 }
