@@ -596,8 +596,8 @@ func foreignBinary(t *testing.T, dir string) (path, machine string) {
 		build.Env = append(os.Environ(), "GOARCH="+goarch, "CGO_ENABLED=0", "GOWORK=off", "GOTOOLCHAIN=local", "GOFLAGS=")
 		out, err := build.CombinedOutput()
 		require.NoError(t, err, "GOARCH=%s go build: %s", goarch, out)
+		require.NoError(t, os.Chmod(path, 0o755)) // for nobody too
 	}
-	require.NoError(t, os.Chmod(path, 0o755))
 	if err := exec.Command(path).Run(); err == nil {
 		t.Skipf("this host runs %s binaries (binfmt_misc, qemu-user): no exec failure to classify", goarch)
 	}
