@@ -13,7 +13,8 @@ import (
 
 // An execve that fails after the report said "exec" is explained, after the fact, from the file itself: only
 // then, because binfmt_misc (qemu-user, say) can make a foreign binary or a script runnable, so nothing is
-// refused beforehand. The ELF header is read by hand (debug/elf would grow the launcher by ~100 KB): the
+// refused beforehand. The ELF header is read by hand (debug/elf would bring compress/zlib and its own readers
+// into a launcher that must stay small and depend on x/sys only): the
 // identification, e_machine, and the program headers for PT_INTERP (include/uapi/linux/elf.h; the System V
 // gABI, "ELF Header" and "Program Header").
 
