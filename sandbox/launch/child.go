@@ -235,7 +235,11 @@ func startLayered(reportFD int, pidNS bool) (LayeredChild, error) {
 	if err != nil {
 		c.pid = 0
 		c.Abort()
-		return nil, msg.Err(ErrLayerUnavailable, ": starting the layered child: ", err.Error())
+		why := ""
+		if errors.Is(err, unix.EROFS) { // Go writes the child's uid_map and gid_map through /proc
+			why = " (/proc/PID/uid_map is read-only: /proc is on a read-only mount, as inside another confine's mount layer)"
+		}
+		return nil, msg.Err(ErrLayerUnavailable, ": starting the layered child: ", err.Error(), why)
 	}
 	c.root, err = unix.Open("/proc/"+strconv.Itoa(c.pid)+"/root", unix.O_PATH|unix.O_CLOEXEC|unix.O_DIRECTORY, 0)
 	if err != nil {

@@ -862,3 +862,58 @@ func withoutTempVars(env []string) []string {
 	}
 	return out
 }
+
+// A confine inside confine runs, as root and as nobody, and is at least as confined as the outer one: Landlock
+// domains and seccomp filters stack, so an inner --allow of a directory the outer does not grant writes
+// nothing there, and a narrower inner worktree takes writes away. (Inside, the mount layer cannot be built
+// again: the inner one falls back to the seccomp denial, and says why.)
+func TestNestedConfineIsAtLeastAsConfined(t *testing.T) {
+	requireLandlock(t)
+	w, out := sandbox(t)
+	base := filepath.Dir(w)
+	require.NoError(t, os.Chmod(base, 0o755))
+	require.NoError(t, os.Chmod(out, 0o777))
+	inner := filepath.Join(base, "confine-inner")
+	b, err := os.ReadFile(bin)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(inner, b, 0o755))
+	script := `"$0" --worktree "$1/sub" --allow "$2" --report-fd 3 -- /bin/sh -c '
+		echo sub > "$0/sub/f" && echo sub-ok
+		echo w > "$0/f" 2>/dev/null && echo w-written
+		echo out > "$1/f" 2>/dev/null && echo out-written
+		true' "$1" "$2" 3>"$1/inner-report"`
+
+	type user struct {
+		name   string
+		exe, w string
+		cred   *syscall.SysProcAttr
+	}
+	users := []user{{"self", bin, w, nil}}
+	if os.Geteuid() == 0 {
+		exe, wn, _ := asNobody(t)
+		users = append(users, user{"nobody", exe, wn, nobodyCred()})
+	}
+	for _, u := range users {
+		require.NoError(t, os.Mkdir(filepath.Join(u.w, "sub"), 0o777))
+		require.NoError(t, os.Chmod(filepath.Join(u.w, "sub"), 0o777))
+		cmd := exec.Command(u.exe, "--worktree", u.w, "--", "/bin/sh", "-c", script, inner, u.w, out)
+		cmd.Env = withoutTempVars(os.Environ())
+		cmd.SysProcAttr = u.cred
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		require.NoError(t, cmd.Run(), "%s: %s", u.name, stderr.String())
+		require.Equal(t, "sub-ok\n", stdout.String(), "%s: only the inner worktree is writable: %s", u.name, stderr.String())
+		var rep struct {
+			Outcome, Metadata string
+			Warnings          []string
+		}
+		rb, err := os.ReadFile(filepath.Join(u.w, "inner-report"))
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(rb, &rep), "%s: %s", u.name, rb)
+		require.Equal(t, "exec", rep.Outcome, u.name)
+		require.Equal(t, "seccomp-deny", rep.Metadata, "%s: the layer cannot be built again inside", u.name)
+		require.Contains(t, strings.Join(rep.Warnings, "\n"), "mount layer unavailable", u.name)
+		require.NoFileExists(t, filepath.Join(out, "f"), "%s: the inner --allow opened what the outer denies", u.name)
+		require.NoFileExists(t, filepath.Join(u.w, "f"), u.name)
+	}
+}
