@@ -11,15 +11,22 @@ import (
 // channels says, for each way a command could act outside its sandbox other than by writing a file, whether
 // this launch closes it and how. The names are stable; sandbox/README.md's threat model explains each.
 // abi is the kernel's Landlock ABI, metadata the mechanism in use, root whether the command runs as root,
-// tty whether --tty was given, and pidNS whether the command has a PID namespace of its own.
-func channels(abi int, metadata Metadata, root, tty, pidNS bool) map[string]report.Channel {
+// tty whether --tty was given, pidNS whether the command has a PID namespace of its own, and strict whether
+// --strict was given (which denies advisory locks too).
+func channels(abi int, metadata Metadata, root, tty, pidNS, strict bool) map[string]report.Channel {
 	layer := metadata == MetadataMountLayer
 	ch := map[string]report.Channel{
 		"stdio": closed("descriptors 0 to 2 are the caller's: the command may change only the files the caller " +
 			"named there (a directory there is refused); every other inherited descriptor is closed on exec"),
-		"keyring": closed("a new session keyring; seccomp lets keys be added or linked only into the command's own " +
-			"thread, process and session keyrings, and denies request_key"),
+		"keyring": closed("a new session keyring; seccomp lets keys be added only to the command's own thread, " +
+			"process and session keyrings, and denies linking keys into them, request_key and operations on keys by serial"),
 		"core-dump": closed("RLIMIT_CORE is 1 byte, soft and hard: no core file and no core_pattern pipe"),
+	}
+	if strict {
+		ch["locks"] = closed("--strict: seccomp denies flock and fcntl locks, and leases")
+	} else {
+		ch["locks"] = open("an advisory lock (flock, a POSIX read lock) on a file outside can be taken through a " +
+			"read-only descriptor, stalling the caller's processes that lock it too; leases are denied; --strict denies locks")
 	}
 	if layer {
 		ch["ipc"] = closed("a private IPC namespace (System V IPC, POSIX message queues) and a private tmpfs on " +
@@ -52,7 +59,7 @@ func channels(abi int, metadata Metadata, root, tty, pidNS bool) map[string]repo
 	switch {
 	case abi >= 6:
 		ch["signals"] = closed("Landlock ABI 6 scope: no signal to a process outside the sandbox; seccomp: no " +
-			"limit, priority or scheduling change of another process (CPU affinity stays settable)")
+			"limit, priority or scheduling change of another process (CPU affinity stays settable), no child of the caller (CLONE_PARENT)")
 	case pidNS:
 		ch["signals"] = closed("a PID namespace of its own: no process outside is visible to signal, or to change " +
 			"the limits, priority or affinity of")

@@ -31,6 +31,7 @@ type Config struct {
 	ReportFD int // -1 for none
 	TTY      bool
 	Strict   bool     // refuse when any channel (see channels.go) stays open
+	NoGit    bool     // --no-git: grant no git directory found from the worktree
 	Argv     []string // the command and its arguments, non-empty
 }
 

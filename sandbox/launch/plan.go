@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/confine-dev/confine/sandbox/gitdir"
 	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"github.com/confine-dev/confine/sandbox/landlock"
 	"github.com/confine-dev/confine/sandbox/pathfd"
@@ -125,7 +126,7 @@ func makePlan(cfg Config, f Facts, s System, rep *report.Report) (*plan, error) 
 // and the report's metadata, seccomp, channels and warnings. why says why the mount layer is missing, if it
 // is. With --strict, an open channel is a refusal.
 func (p *plan) guard(metadata Metadata, why error) ([]unix.SockFilter, error) {
-	pol := policy(p.abi, metadata)
+	pol := policy(p.abi, metadata, p.strict)
 	prog, err := pol.Program()
 	if err != nil {
 		return nil, report.Refuse(report.Seccomp, err.Error())
@@ -139,7 +140,7 @@ func (p *plan) guard(metadata Metadata, why error) ([]unix.SockFilter, error) {
 		p.rep.Warnings = append(p.rep.Warnings, msg.Str(why, ": metadata is denied everywhere instead"))
 	}
 	if p.report || p.strict {
-		p.rep.Channels = channels(p.abi, metadata, p.euid == 0, p.tty, p.pidNS)
+		p.rep.Channels = channels(p.abi, metadata, p.euid == 0, p.tty, p.pidNS, p.strict)
 	}
 	if p.strict {
 		if err := strictRefusal(p.rep.Channels); err != nil {
@@ -151,12 +152,13 @@ func (p *plan) guard(metadata Metadata, why error) ([]unix.SockFilter, error) {
 
 // policy is the seccomp filter for an ABI: with the mount layer, read-only mounts already stop metadata
 // changes and truncate(2) outside, and the layer's IPC namespace is private, so only what no mount can stop is
-// denied. No command may make set-ID files: they would outlive it, and act as their owner for anyone.
-func policy(abi int, metadata Metadata) seccomp.Policy {
+// denied. No command may make set-ID files: they would outlive it, and act as their owner for anyone. --strict
+// also denies advisory locks.
+func policy(abi int, metadata Metadata, strict bool) seccomp.Policy {
 	if metadata == MetadataMountLayer {
-		return seccomp.Policy{NoSetID: true}
+		return seccomp.Policy{NoSetID: true, DenyLocks: strict}
 	}
-	return seccomp.Policy{Metadata: true, DenyTruncate: abi < 3, DenyIPC: true, NoSetID: true}
+	return seccomp.Policy{Metadata: true, DenyTruncate: abi < 3, DenyIPC: true, NoSetID: true, DenyLocks: strict}
 }
 
 // A rootSpec is one root a Config asks for.
@@ -188,6 +190,7 @@ func (cfg Config) roots() []rootSpec {
 // records its rule, and resolves the command. User-given roots must exist; a missing default root is a warning.
 // The error is a *report.Refusal or an *ExecError.
 func (p *plan) open(cfg Config, root int) error {
+	var wt *pathfd.Root
 	for _, want := range cfg.roots() {
 		r, err := pathfd.OpenIn(root, want.path)
 		if err != nil {
@@ -206,27 +209,24 @@ func (p *plan) open(cfg Config, root int) error {
 		if !want.grant {
 			continue
 		}
-		dir := r.Kind == pathfd.Dir
-		if cfg.TTY && !want.required && want.path == "/dev/pts" && dir {
+		if want.path == cfg.Worktree {
+			wt = r
+		}
+		if cfg.TTY && !want.required && want.path == "/dev/pts" && r.Kind == pathfd.Dir {
 			p.devpts = len(p.rules)
 		}
-		shm := !want.required && want.path == shmRoot
-		if shm {
-			if !dir {
+		if !want.required && want.path == shmRoot {
+			if r.Kind != pathfd.Dir {
 				p.notes = append(p.notes, msg.Str("no private ", shmRoot, ": it is not a directory here"))
 				continue
 			}
 			p.shm = len(p.rules)
 		}
-		p.rules = append(p.rules, landlock.Rule{Path: r.Path, FD: r.FD, Dir: dir})
-		typ := "file"
-		if dir {
-			typ = "dir"
-		}
-		p.rep.Rules = append(p.rep.Rules, report.Rule{Path: r.Path, Type: typ,
-			Rights: landlock.RuleRights(p.handled, dir).Names()})
-		if needsWritableMount(r) && !shm { // the host's /dev/shm is never made writable: a tmpfs covers it
-			p.writable = append(p.writable, r)
+		p.grant(r, "")
+	}
+	if wt != nil && !cfg.NoGit {
+		if err := p.openGit(root, wt); err != nil {
+			return err
 		}
 	}
 	if err := checkSubmounts(p.writable); err != nil {
@@ -235,6 +235,43 @@ func (p *plan) open(cfg Config, root int) error {
 	var err error
 	p.path, err = lookPath(cfg.Argv[0])
 	return err
+}
+
+// grant records r's rule (why: the report's reason, for a git directory) and its writable mount.
+func (p *plan) grant(r *pathfd.Root, why string) {
+	dir := r.Kind == pathfd.Dir
+	p.rules = append(p.rules, landlock.Rule{Path: r.Path, FD: r.FD, Dir: dir})
+	typ := "file"
+	if dir {
+		typ = "dir"
+	}
+	p.rep.Rules = append(p.rep.Rules, report.Rule{Path: r.Path, Type: typ,
+		Rights: landlock.RuleRights(p.handled, dir).Names(), Reason: why})
+	// The host's /dev/shm is never made writable: the layer's private tmpfs covers it.
+	if needsWritableMount(r) && len(p.rules)-1 != p.shm {
+		p.writable = append(p.writable, r)
+	}
+}
+
+// openGit grants the git directories a linked worktree at wt writes outside it (package gitdir), opened
+// through wt's descriptor and then, like every root, once and without symlinks in root's mount namespace.
+// A refused pointer is a bad-root refusal: the git directories are roots, found rather than given.
+func (p *plan) openGit(root int, wt *pathfd.Root) error {
+	res, err := gitdir.Discover(root, wt, os.Getenv("HOME"))
+	if err != nil {
+		return report.Refuse(report.BadRoot, "git: ", err, " (--no-git skips git discovery)")
+	}
+	p.notes = append(p.notes, res.Notes...)
+	for i := range res.Grants {
+		g := &res.Grants[i]
+		r := &pathfd.Root{Path: g.Path, FD: g.FD, Kind: g.Kind}
+		p.roots = append(p.roots, r) // closed with the plan
+		if strings.HasPrefix(g.Path, wt.Path+"/") {
+			continue // already writable with the worktree
+		}
+		p.grant(r, "git: "+g.Reason)
+	}
+	return nil
 }
 
 // kernelTrees hold kernel and device state, not files: no user-given root may be one of them or inside one.

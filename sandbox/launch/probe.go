@@ -48,8 +48,8 @@ func Probe(f Facts, s System) report.Probe {
 		p.Warnings = append(p.Warnings, err.Error())
 	}
 	p.Metadata = string(metadata)
-	p.Seccomp = policy(st.ABI, metadata).Denied()
-	p.Channels = channels(st.ABI, metadata, f.EUID == 0, false, metadata == MetadataMountLayer && st.ABI < 6)
+	p.Seccomp = policy(st.ABI, metadata, false).Denied()
+	p.Channels = channels(st.ABI, metadata, f.EUID == 0, false, metadata == MetadataMountLayer && st.ABI < 6, false)
 	p.Warnings = append(p.Warnings, warnings(st.ABI, f.WSL, metadata)...)
 	return p
 }

@@ -84,6 +84,7 @@ type Rule struct {
 	Path   string   `json:"path"`
 	Type   string   `json:"type"` // "dir" or "file"
 	Rights []string `json:"rights"`
+	Reason string   `json:"reason,omitempty"` // why it is granted, for a git directory found from the worktree
 }
 
 // Channel is whether one way out of the sandbox, other than writing a file, is closed: Status is Closed or
@@ -185,6 +186,9 @@ func (r *Report) Marshal() []byte {
 			ro.str("path", rule.Path)
 			ro.str("type", rule.Type)
 			ro.strs("rights", rule.Rights)
+			if rule.Reason != "" {
+				ro.str("reason", rule.Reason)
+			}
 			rules = append(rules, ro.end()...)
 		}
 		o.raw("rules", append(rules, ']'))

@@ -28,6 +28,10 @@ type Policy struct {
 	// DenyIPC denies System V IPC and POSIX message queues, for a command that shares the caller's IPC
 	// namespace (no private one could be had).
 	DenyIPC bool
+	// DenyLocks denies advisory locks (flock, and fcntl's F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW): taken
+	// through a read-only descriptor on a file outside, they stall the caller's processes that lock it too.
+	// Tools lock their own files all the time (cargo, package managers), so only --strict asks for this.
+	DenyLocks bool
 	// NoSetID denies a set-user-ID or set-group-ID bit in every mode a command can give a file (chmod,
 	// fchmod, fchmodat, fchmodat2, open/openat/creat with O_CREAT or O_TMPFILE, mknod, mknodat), and answers
 	// openat2 and io_uring with ENOSYS, because seccomp cannot read their modes (openat2's is in a struct,
@@ -136,12 +140,14 @@ const (
 )
 
 // keyctl operations (include/uapi/linux/keyctl.h). Those in keyctlAllowed read, compute, or act on the caller's
-// own credentials. CLEAR, LINK, UNLINK and SEARCH (which links what it finds) are allowed only into the thread,
-// process or session keyring (special IDs -1, -2, -3; the session keyring is a fresh one, joined before
-// execve); every other operation, and any added later, is denied: UPDATE, REVOKE, SETPERM, CHOWN, SET_TIMEOUT
-// and INVALIDATE name a key by serial, which could be the caller's; SESSION_TO_PARENT replaces the caller's
-// session keyring; GET_PERSISTENT, MOVE and the request-key authority operations reach further still.
-// JOIN_SESSION_KEYRING is allowed for an anonymous keyring only: a name joins a keyring shared by name.
+// own credentials. CLEAR and UNLINK are allowed only on the thread, process or session keyring (special IDs -1,
+// -2, -3; the session keyring is a fresh one, joined before execve), and SEARCH only when it links what it finds
+// nowhere. Every other operation, and any added later, is denied. LINK above all: a key or keyring of the
+// caller's linked into the session keyring would be possessed by the command, and add_key there would then
+// rewrite it in place (the attack review's escape). UPDATE, REVOKE, SETPERM, CHOWN, SET_TIMEOUT and INVALIDATE
+// name a key by serial, which could be the caller's; SESSION_TO_PARENT replaces the caller's session keyring;
+// GET_PERSISTENT, MOVE and the request-key authority operations reach further still. JOIN_SESSION_KEYRING is
+// allowed for an anonymous keyring only: a name joins a keyring shared by name.
 var keyctlAllowed = []uint32{
 	unix.KEYCTL_GET_KEYRING_ID, unix.KEYCTL_DESCRIBE, unix.KEYCTL_READ, unix.KEYCTL_SET_REQKEY_KEYRING,
 	unix.KEYCTL_GET_SECURITY, unix.KEYCTL_DH_COMPUTE, unix.KEYCTL_PKEY_QUERY, unix.KEYCTL_PKEY_ENCRYPT,
@@ -165,6 +171,9 @@ const ownKeyrings = uint32(0xfffffffd)
 
 func (p Policy) syscalls() []sysNr {
 	out := append([]sysNr{}, mountSyscalls...)
+	if p.DenyLocks {
+		out = append(out, sysNr{"flock", unix.SYS_FLOCK})
+	}
 	if p.Metadata {
 		out = append(out, deniedSyscalls...)
 	}
@@ -186,7 +195,7 @@ func (p Policy) enosys() []sysNr {
 	if p.NoSetID {
 		out = append(out, sysNr{"openat2", unix.SYS_OPENAT2})
 	}
-	return out
+	return append(out, sysNr{"clone3", unix.SYS_CLONE3}) // its flags are in a struct: libc falls back to clone
 }
 
 func (p Policy) ioctls() []ioctlCmd {
@@ -209,7 +218,11 @@ func (p Policy) Denied() []string {
 	if p.NoSetID {
 		out = append(out, "set-id-modes")
 	}
-	out = append(out, "keyctl:own-keyrings", "add_key:own-keyrings", "other-processes")
+	out = append(out, "keyctl:own-keyrings", "add_key:own-keyrings", "other-processes", "clone:CLONE_PARENT",
+		"fcntl:F_SETLEASE")
+	if p.DenyLocks {
+		out = append(out, "fcntl:locks")
+	}
 	for _, c := range p.ioctls() {
 		out = append(out, "ioctl:"+c.name)
 	}
@@ -277,6 +290,8 @@ func (p Policy) Program() ([]unix.SockFilter, error) {
 	for _, s := range otherProcesses {
 		a.jeq(s.nr, s.name, next)
 	}
+	a.jeq(unix.SYS_CLONE, "clone", next)
+	a.jeq(unix.SYS_FCNTL, "fcntl", next)
 	a.jeq(unix.SYS_IOCTL, next, "allow")
 	a.ld(argLow(1))
 	for _, c := range p.ioctls() {
@@ -301,9 +316,8 @@ func (p Policy) Program() ([]unix.SockFilter, error) {
 	}
 	a.jeq(unix.KEYCTL_JOIN_SESSION_KEYRING, "anonymous", next)
 	a.jeq(unix.KEYCTL_CLEAR, "own1", next)
-	a.jeq(unix.KEYCTL_LINK, "own2", next)
 	a.jeq(unix.KEYCTL_UNLINK, "own2", next)
-	a.jeq(unix.KEYCTL_SEARCH, "own4", "eperm")
+	a.jeq(unix.KEYCTL_SEARCH, "nowhere4", "eperm")
 	a.label("anonymous") // args[1], the name, must be NULL
 	a.ld(argLow(1))
 	a.jeq(0, next, "eperm")
@@ -315,10 +329,9 @@ func (p Policy) Program() ([]unix.SockFilter, error) {
 	a.label("own2")
 	a.ld(argLow(2))
 	a.jump(bpfJgeK, ownKeyrings, "allow", "eperm")
-	a.label("own4") // SEARCH's destination may also be 0: link nowhere
+	a.label("nowhere4") // SEARCH may link what it finds nowhere: its destination must be 0
 	a.ld(argLow(4))
-	a.jeq(0, "allow", next)
-	a.jump(bpfJgeK, ownKeyrings, "allow", "eperm")
+	a.jeq(0, "allow", "eperm")
 	a.label("add_key") // add_key(type, description, payload, plen, keyring)
 	a.ld(argLow(4))
 	a.jump(bpfJgeK, ownKeyrings, "allow", "eperm")
@@ -344,6 +357,18 @@ func (p Policy) Program() ([]unix.SockFilter, error) {
 	a.label("sched_setattr")
 	a.ld(argLow(0))
 	a.jeq(0, "allow", "eperm")
+	a.label("clone") // clone(flags, ...) on amd64 and arm64: no child whose parent is the caller's
+	a.ld(argLow(0))
+	a.jump(bpfJsetK, unix.CLONE_PARENT, "eperm", "allow")
+	a.label("fcntl") // fcntl(fd, cmd, arg): no lease, which blocks the caller's opens of a file outside
+	a.ld(argLow(1))
+	a.jeq(unix.F_SETLEASE, "eperm", next)
+	if p.DenyLocks {
+		for _, cmd := range []uint32{unix.F_SETLK, unix.F_SETLKW, unix.F_OFD_SETLK, unix.F_OFD_SETLKW} {
+			a.jeq(cmd, "eperm", next)
+		}
+	}
+	a.jeq(0, "allow", "allow")
 	a.label("allow")
 	a.ret(retAllow)
 	a.label("eperm")

@@ -157,7 +157,10 @@ func TestKeyringWritesStayInTheCommandsOwnKeyrings(t *testing.T) {
 		addKey := func(ring uint64) uint32 { return runArgs(t, prog, auditArch, unix.SYS_ADD_KEY, 0, 0, 0, 0, ring) }
 		for _, ring := range []uint64{session, process, thread, 0xffffffff_fffffffd} {
 			require.Equal(t, uint32(retAllow), addKey(ring), "add_key into %#x", ring)
-			require.Equal(t, uint32(retAllow), keyctl(unix.KEYCTL_LINK, 123, ring), "link into %#x", ring)
+			require.Equal(t, uint32(retEPERM), keyctl(unix.KEYCTL_LINK, 123, ring), "link into %#x", ring)
+			require.Equal(t, uint32(retEPERM), keyctl(unix.KEYCTL_LINK, user, ring), "link @u into %#x", ring)
+			require.Equal(t, uint32(retEPERM), keyctl(unix.KEYCTL_SEARCH, ring, 0, 0, ring), "search linking into %#x", ring)
+			require.Equal(t, uint32(retAllow), keyctl(unix.KEYCTL_UNLINK, 123, ring), "unlink from %#x", ring)
 			require.Equal(t, uint32(retAllow), keyctl(unix.KEYCTL_CLEAR, ring), "clear %#x", ring)
 		}
 		for _, ring := range []uint64{user, userSession, 0, 1, 0x12345678} {
@@ -202,6 +205,28 @@ func TestOtherProcessesAreOutOfReach(t *testing.T) {
 		require.Equal(t, uint32(retEPERM), call(nr, 4242, 0), "syscall %d on another", nr)
 	}
 	require.Equal(t, uint32(retAllow), call(unix.SYS_SCHED_SETAFFINITY, 4242, 8, 0), "affinity stays open")
+}
+
+func TestNoChildForTheCallerNoLeaseAndLocksOnlyWhenStrict(t *testing.T) {
+	for _, p := range []Policy{{}, {DenyLocks: true}} {
+		prog, err := p.Program()
+		require.NoError(t, err)
+		call := func(nr uint32, args ...uint64) uint32 { return runArgs(t, prog, auditArch, nr, args...) }
+		require.Equal(t, uint32(retEPERM), call(unix.SYS_CLONE, unix.CLONE_PARENT|uint64(unix.SIGCHLD)), "CLONE_PARENT")
+		require.Equal(t, uint32(retAllow), call(unix.SYS_CLONE, uint64(unix.SIGCHLD)), "fork")
+		require.Equal(t, uint32(retAllow), call(unix.SYS_CLONE, unix.CLONE_VM|unix.CLONE_THREAD|unix.CLONE_SIGHAND), "thread")
+		require.Equal(t, uint32(retENOSYS), call(unix.SYS_CLONE3), "clone3 falls back to clone")
+		require.Equal(t, uint32(retEPERM), call(unix.SYS_FCNTL, 3, unix.F_SETLEASE, unix.F_RDLCK), "lease")
+		require.Equal(t, uint32(retAllow), call(unix.SYS_FCNTL, 3, unix.F_GETFD), "F_GETFD")
+		want := uint32(retAllow)
+		if p.DenyLocks {
+			want = retEPERM
+		}
+		require.Equal(t, want, call(unix.SYS_FLOCK, 3, unix.LOCK_EX), "flock with %+v", p)
+		for _, cmd := range []uint64{unix.F_SETLK, unix.F_SETLKW, unix.F_OFD_SETLK, unix.F_OFD_SETLKW} {
+			require.Equal(t, want, call(unix.SYS_FCNTL, 3, cmd), "fcntl %d with %+v", cmd, p)
+		}
+	}
 }
 
 func TestDeniedNamesTheFilter(t *testing.T) {

@@ -45,6 +45,8 @@ var sideOps = map[string]string{
 	"prlimit-nofile":  "prlimit64(path as a pid, RLIMIT_NOFILE, {arg, arg})",
 	"unix-connect":    "connect a SOCK_STREAM unix socket to path ('@name' is abstract) and write arg",
 	"add-key":         "add_key(\"user\", path, arg, path2: session, user, or a keyring serial number)",
+	"key-rewrite":     "link keyring path2 (user, or a serial number) into the session keyring, search it for the user key path linking the find there, then add_key(\"user\", path, arg, session): an update in place of a possessed key",
+	"flock-hold":      "open path read-only and flock(LOCK_EX|LOCK_NB) it, keeping the descriptor open until the process ends",
 	"user-keyring-id": "keyctl(KEYCTL_GET_KEYRING_ID, KEY_SPEC_USER_KEYRING, create): the user keyring's serial",
 	"uring-setxattr":  "io_uring IORING_OP_SETXATTR (5.19) on path: user.conformance = arg",
 	"uring-open-mode": "io_uring IORING_OP_OPENAT of path with O_WRONLY|O_CREAT|O_EXCL and arg as octal mode, umask 0",
@@ -145,6 +147,21 @@ func doSide(op Op, stdout, stderr io.Writer) (data string, err error) {
 		}
 		id, err := unix.AddKey("user", op.Path, []byte(op.Arg), ring)
 		return strconv.Itoa(id), err
+	case "key-rewrite":
+		ring := unix.KEY_SPEC_USER_KEYRING
+		if op.Path2 != "user" {
+			ring = atoi(op.Path2)
+		}
+		unix.KeyctlInt(unix.KEYCTL_LINK, ring, unix.KEY_SPEC_SESSION_KEYRING, 0, 0)
+		unix.KeyctlSearch(unix.KEY_SPEC_SESSION_KEYRING, "user", op.Path, unix.KEY_SPEC_SESSION_KEYRING)
+		id, err := unix.AddKey("user", op.Path, []byte(op.Arg), unix.KEY_SPEC_SESSION_KEYRING)
+		return strconv.Itoa(id), err
+	case "flock-hold":
+		fd, err := unix.Open(op.Path, unix.O_RDONLY, 0) // not close-on-exec, never closed: held to the end
+		if err != nil {
+			return "", err
+		}
+		return "", unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
 	case "user-keyring-id":
 		id, err := unix.KeyctlInt(unix.KEYCTL_GET_KEYRING_ID, unix.KEY_SPEC_USER_KEYRING, 1, 0, 0)
 		return strconv.Itoa(id), err

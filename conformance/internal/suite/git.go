@@ -6,38 +6,7 @@ import (
 	"strings"
 )
 
-var gitCases = []Case{{
-	ID:    "git-worktree/linked-ops",
-	Title: "git add, commit, checkout -b and stash work in a linked worktree under confine",
-	Rationale: "Agents work in linked worktrees (`git worktree add`). There .git is a file, and git writes to the " +
-		"main checkout's git directory: worktrees/<name>/ (index, HEAD, logs), objects/, refs/ and logs/. A " +
-		"sandbox that grants only the worktree makes every commit fail, and users then turn it off. The writes " +
-		"the worktree design allows (those four) are excluded from the invariant here; everything else in the " +
-		"main checkout, hooks/ and config included, is watched.",
-	Expect: []Expect{{"ABI ≥ 1, git installed", "each git command exits 0 (EXPECTED-FAIL until git-worktree support lands)"},
-		{"git absent (VM guest)", "SKIP"}, landlockOnly},
-	Needs: Needs{Landlock: true, Tools: []string{"git"}},
-	Setup: func(t *T) {
-		g := gitFixture(t)
-		t.Unwatch(g.linked, g.main+"/.git/worktrees/linked", g.main+"/.git/objects", g.main+"/.git/refs", g.main+"/.git/logs")
-	},
-	Run: func(t *T) {
-		g := gitPaths(t)
-		t.WriteFile(g.linked+"/new.txt", "new\n", 0o644)
-		steps := [][]string{
-			{"git", "add", "new.txt"},
-			{"git", "commit", "-q", "-m", "confined commit"},
-			{"git", "checkout", "-q", "-b", "topic"},
-			{"/bin/sh", "-c", "echo changed > tracked.txt && git stash -q && test \"$(cat tracked.txt)\" = tracked"},
-		}
-		for _, argv := range steps {
-			r := t.Confine([]string{"--worktree", g.linked}, argv, Opts{Env: g.env, Dir: g.linked})
-			if r.Exit != 0 {
-				t.Fatalf("%s: exit %d: %s", strings.Join(argv, " "), r.Exit, firstLine(r.Stderr))
-			}
-		}
-	},
-}, {
+var gitCases = []Case{linkedOps("git-worktree/linked-ops", false), linkedOps("git-worktree/linked-ops-no-layer", true), {
 	ID:    "git-worktree/outside-denied",
 	Title: "from a linked worktree, the main checkout, a sibling worktree, hooks/ and config stay unwritable",
 	Rationale: "Whatever git support grants, it must not grant the main checkout's files, a sibling worktree, or " +
@@ -62,6 +31,73 @@ var gitCases = []Case{{
 	},
 }}
 
+// linkedSteps are the git commands an agent runs in its linked worktree, in an order where each has work to
+// do: each runs in its own confine. rebase replays the worktree's commits onto a main that moved on; fetch
+// takes a branch with new objects from a local bare repository. git before the fix "refs/files: avoid
+// packed-refs lock for root ref deletion" (git@vger, Sep 2026) deletes CHERRY_PICK_HEAD after a rebase
+// through a transaction that locks <common>/packed-refs, which confine keeps read-only (a new file there
+// could be commondir, redirecting the main checkout's git): rebase exits 0 but leaves it behind, saying so;
+// the step then clears it from the worktree's own git directory, which is writable.
+var linkedSteps = [][2]string{
+	{"add", `echo new > new.txt && git add new.txt`},
+	{"commit", `git commit -q -m "confined commit"`},
+	{"checkout -b", `git checkout -q -b topic && echo t > topic.txt && git add topic.txt && git commit -q -m topic`},
+	{"switch", `git switch -q feat`},
+	{"stash", `echo changed > tracked.txt && git stash -q && test "$(cat tracked.txt)" = tracked && ` +
+		`git stash apply -q && test "$(cat tracked.txt)" = changed && git checkout -q -- tracked.txt`},
+	{"merge", `git merge -q --no-edit topic && test -f topic.txt`},
+	{"rebase", `e=$(mktemp /tmp/conformance-git.XXXXXX) && git rebase -q main 2>$e; s=$?; cat $e >&2; ` +
+		`test $s = 0 && git merge-base --is-ancestor main HEAD && ` +
+		`p=$(git rev-parse --git-path CHERRY_PICK_HEAD) && ` +
+		`if test -e "$p"; then grep -q packed-refs.lock $e && rm "$p" || exit 9; fi && ` +
+		`test -z "$(git status --porcelain)"`},
+	{"fetch", `git fetch -q ../remote.git side:refs/remotes/r/side && git cat-file -e "r/side^{commit}"`},
+	{"gc --auto", `GIT_CONFIG_COUNT=0 git gc --auto`},
+}
+
+// linkedOps is the linked-worktree case, with the mount layer (the default) or, noLayer, where no namespace
+// can be made and seccomp denies metadata changes everywhere instead.
+func linkedOps(id string, noLayer bool) Case {
+	title := "git add, commit, checkout -b, switch, stash, merge, rebase, fetch and gc --auto work in a linked worktree"
+	rationale := "Agents work in linked worktrees (`git worktree add`). There .git is a file, and git writes to the " +
+		"main checkout's git directory: worktrees/<name>/ (index, HEAD, logs), objects/, refs/ and logs/, which " +
+		"confine grants (and nothing else of it). A sandbox that grants only the worktree makes every commit fail, " +
+		"and users then turn it off. Those four are excluded from the invariant; everything else in the main " +
+		"checkout (its files, HEAD, index, hooks/, config, the common directory's root) and the sibling worktree " +
+		"is watched."
+	expect := "each git command exits 0; the main checkout, its hooks and config are unchanged"
+	if noLayer {
+		title += ", without the mount layer"
+		rationale = "The same commands where no user or mount namespace can be had (a container's seccomp " +
+			"profile): confine falls back to seccomp-deny, which denies chmod and utime even inside the worktree. " +
+			"The git grants are Landlock rules and do not depend on the layer; git's everyday commands must not " +
+			"need the metadata calls the fallback denies."
+		expect = "report.metadata is seccomp-deny; " + expect
+	}
+	return Case{
+		ID: id, Title: title, Rationale: rationale,
+		Expect: []Expect{{"ABI ≥ 1, git installed", expect}, {"git absent (VM guest)", "SKIP"}, landlockOnly},
+		Needs:  Needs{Landlock: true, Tools: []string{"git"}},
+		Setup: func(t *T) {
+			g := gitFixture(t)
+			t.Unwatch(g.linked, g.main+"/.git/worktrees/linked", g.main+"/.git/objects", g.main+"/.git/refs", g.main+"/.git/logs")
+		},
+		Run: func(t *T) {
+			g := gitPaths(t)
+			for _, step := range linkedSteps {
+				r := t.Confine([]string{"--worktree", g.linked}, []string{"/bin/sh", "-c", step[1]},
+					Opts{Env: g.env, Dir: g.linked, NoNamespaces: noLayer})
+				if noLayer {
+					t.WantMetadata(r, "seccomp-deny")
+				}
+				if r.Exit != 0 {
+					t.Fatalf("%s: exit %d: %s", step[0], r.Exit, firstLine(r.Stderr))
+				}
+			}
+		},
+	}
+}
+
 type gitTree struct {
 	main, linked, sibling string
 	env                   []string
@@ -84,9 +120,15 @@ func gitFixture(t *T) gitTree {
 	t.Mkdir(g.main, t.Base+"/home")
 	t.WriteFile(g.main+"/tracked.txt", "tracked\n", 0o644)
 	for _, argv := range [][]string{
-		{"init", "-q", g.main}, {"-C", g.main, "add", "tracked.txt"}, {"-C", g.main, "commit", "-q", "-m", "initial"},
+		{"init", "-q", "-b", "main", g.main}, {"-C", g.main, "add", "tracked.txt"}, {"-C", g.main, "commit", "-q", "-m", "initial"},
 		{"-C", g.main, "worktree", "add", "-q", "-b", "feat", g.linked},
 		{"-C", g.main, "worktree", "add", "-q", "-b", "sib", g.sibling},
+		// main moves on, so that a rebase in linked has something to replay onto
+		{"-C", g.main, "commit", "-q", "--allow-empty", "-m", "main2"},
+		// a local bare remote with a branch of new objects, for fetch
+		{"init", "-q", "--bare", t.Base + "/remote.git"}, {"init", "-q", t.Base + "/src"},
+		{"-C", t.Base + "/src", "commit", "-q", "--allow-empty", "-m", "side"},
+		{"-C", t.Base + "/src", "push", "-q", t.Base + "/remote.git", "HEAD:side"},
 	} {
 		cmd := exec.Command("git", argv...)
 		cmd.Env = g.env

@@ -38,8 +38,11 @@ import (
 )
 
 // Channels are the channel names of the report contract (sandbox/README.md, threat model).
+// strictCloses are the channels --strict closes itself rather than refusing for them.
+var strictCloses = map[string]bool{"locks": true}
+
 var Channels = []string{"stdio", "ipc", "setuid", "tty", "signals", "abstract-unix", "unix-pathname", "keyring",
-	"caps", "core-dump", "metadata"}
+	"caps", "core-dump", "metadata", "atime", "locks"}
 
 // ChannelStatus is one entry of report.channels.
 type ChannelStatus struct {
@@ -885,6 +888,69 @@ var routes = []route{
 		attack:         userKeyAttack(true),
 	},
 	{
+		name: "keyring-rewrite-linked", channel: "keyring",
+		title: "nor rewrite a key of the caller's by linking it into its own session keyring first",
+		rationale: "Found by the attack review: with the destination of add_key and KEYCTL_LINK filtered, the command " +
+			"linked the caller's user keyring into its own session keyring (KEYCTL_LINK, or KEYCTL_SEARCH with the " +
+			"session keyring as destination); every key in it was then possessed, and add_key with the same " +
+			"description into the session keyring updated the caller's key in place. The runner adds a key to its " +
+			"user keyring; the command tries the route, by special id as root and by serial as a user; the runner " +
+			"reads the key's payload after.",
+		expect:         []Expect{{"ABI ≥ 1", "the caller's key still holds its payload"}},
+		fallbackExpect: "the same",
+		attack: func(t *T, m scMode) {
+			desc := tag(t, "rkey")
+			id, err := unix.AddKey("user", desc, []byte("original"), unix.KEY_SPEC_USER_KEYRING)
+			if err != nil {
+				t.Skipf("cannot add a key to the user keyring here: %v", err)
+			}
+			defer unix.KeyctlInt(unix.KEYCTL_INVALIDATE, id, 0, 0, 0)
+			ring := "user"
+			if os.Geteuid() != 0 {
+				uid, err := unix.KeyctlGetKeyringID(unix.KEY_SPEC_USER_KEYRING, false)
+				if err != nil {
+					t.Fatalf("user keyring id: %v", err)
+				}
+				ring = strconv.Itoa(uid)
+			}
+			r := m.confine(t, t.Flags(), t.HelperArgv(helper.Op{Op: "key-rewrite", Path: desc, Path2: ring, Arg: "PWNED"}), scOpts{})
+			m.ran(t, r)
+			buf := make([]byte, 64)
+			n, err := unix.KeyctlBuffer(unix.KEYCTL_READ, id, buf, 0)
+			got := string(buf[:max(n, 0)])
+			judge(t, r, "keyring", err != nil || got != "original", fmt.Sprintf("the caller's key %q reads %q (%v) after the command", desc, got, err))
+		},
+	},
+	{
+		name: "locks-flock", channel: "locks",
+		title: "an advisory lock on a file outside is reported as the open channel it is",
+		rationale: "Found by the attack review: flock(LOCK_EX) works through a read-only descriptor, so a command " +
+			"(or a process it left behind) stalls every process of the caller that locks the same file. Tools lock " +
+			"their own files all the time, so by default locks stay open and the report says so; --strict denies " +
+			"flock and fcntl locks (leases are denied always; the seccomp tests cover both). The command takes the " +
+			"lock and waits; the runner tries the same lock from outside meanwhile.",
+		expect:         []Expect{{"ABI ≥ 1", "open and reported (expected.yaml): the runner finds the lock held"}},
+		fallbackExpect: "the same",
+		attack: func(t *T, m scMode) {
+			ready := t.WT + "/locks-ready"
+			target := t.Out + "/file.txt"
+			var held bool
+			r := m.confineStarted(t, t.Flags(), t.HelperArgv(helper.Op{Op: "flock-hold", Path: target},
+				helper.Op{Op: "wait-signal", Path: ready, Arg: "0"}), "", func() {
+				pid := findProc(t, ready)
+				if fd, err := unix.Open(target, unix.O_RDONLY|unix.O_CLOEXEC, 0); err == nil {
+					held = unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) == unix.EWOULDBLOCK
+					unix.Close(fd)
+				}
+				if pid > 0 {
+					unix.Kill(pid, unix.SIGUSR1)
+				}
+			})
+			m.ranNoResults(t, r)
+			judge(t, r, "locks", held, fmt.Sprintf("the outside file was locked by the command: %v", held))
+		},
+	},
+	{
 		name: "caps-bounding", channel: "caps",
 		title: "a root command has no CAP_SETFCAP, CAP_AUDIT_WRITE, CAP_SYS_RESOURCE or CAP_SYS_ADMIN, seen from outside",
 		rationale: "Issue 10, route 7: root kept CAP_AUDIT_WRITE (messages in the host's audit log). The runner reads " +
@@ -1064,7 +1130,7 @@ var routes = []route{
 				}
 			}
 			for name, st := range r.rep.Channels { // every channel the report names, beyond the contract's too
-				if st.Status == "open" {
+				if st.Status == "open" && !strictCloses[name] {
 					open = append(open, name)
 				}
 			}

@@ -22,13 +22,13 @@ var Version = "dev"
 
 // Usage is printed by --help.
 const Usage = `usage: confine [--worktree DIR] [--allow PATH]... [--mode workspace-write|read-only]
-               [--backend auto|landlock|bwrap] [--report-fd N] [--tty] [--strict] -- CMD [ARGS...]
+               [--backend auto|landlock|bwrap] [--report-fd N] [--tty] [--strict] [--no-git] -- CMD [ARGS...]
        confine probe [--json]
        confine version
-Runs CMD so that it can write only under DIR, the --allow roots, /tmp and /dev/null (read-only mode: /tmp and
-/dev/null only). Exit status 125: confine refused or failed and nothing ran; 126: CMD could not be executed;
-127: CMD was not found; otherwise CMD's own status. --strict refuses (125) if any side channel stays open on
-this host; confine probe lists them.
+Runs CMD so that it can write only under DIR, the git directories of a linked worktree at DIR (not with
+--no-git), the --allow roots, /tmp and /dev/null (read-only mode: /tmp and /dev/null only). Exit status 125:
+confine refused or failed and nothing ran; 126: CMD could not be executed; 127: CMD was not found; otherwise
+CMD's own status. --strict refuses (125) if any side channel stays open on this host; confine probe lists them.
 `
 
 // Kind is what an invocation asks for.
@@ -110,7 +110,7 @@ func parse(args []string) (Kind, launch.Config, error) {
 			return Run, cfg, usageErr("unexpected argument ", msg.Quoted(arg), " before -- (flags are --name, the command follows --)")
 		}
 		name, value, hasValue := strings.Cut(arg[2:], "=")
-		if name == "tty" || name == "strict" {
+		if name == "tty" || name == "strict" || name == "no-git" {
 			if hasValue {
 				return Run, cfg, usageErr("--", name, " takes no value")
 			}
@@ -118,10 +118,13 @@ func parse(args []string) (Kind, launch.Config, error) {
 				return Run, cfg, usageErr("--", name, " given twice")
 			}
 			seen[name] = true
-			if name == "tty" {
+			switch name {
+			case "tty":
 				cfg.TTY = true
-			} else {
+			case "strict":
 				cfg.Strict = true
+			default:
+				cfg.NoGit = true
 			}
 			continue
 		}
@@ -275,7 +278,7 @@ func mirror(ws syscall.WaitStatus) int {
 		return ws.ExitStatus()
 	}
 	// The command may have dumped core; this unconfined process must not, in a working directory outside.
-	unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{})
+	unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{Cur: 1, Max: 1}) // 1, not 0: no core_pattern pipe either
 	launch.DieBy(ws.Signal())
 	return 128 + int(ws.Signal())
 }

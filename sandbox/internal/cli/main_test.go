@@ -535,7 +535,10 @@ func TestAProcfsInsideTheWorktreeIsRefused(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to mount a procfs inside the worktree")
 	}
-	w := t.TempDir()
+	// Not under /tmp, a default root of every confine: other tests' launches running meanwhile would refuse.
+	w, err := os.MkdirTemp("/var/tmp", "confine-procfs-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(w) })
 	require.NoError(t, os.Mkdir(filepath.Join(w, "proc"), 0o755))
 	require.NoError(t, unix.Mount("proc", filepath.Join(w, "proc"), "proc", 0, ""))
 	t.Cleanup(func() { unix.Unmount(filepath.Join(w, "proc"), unix.MNT_DETACH) })

@@ -32,6 +32,8 @@ func TestParseRejects(t *testing.T) {
 		"backend twice":          {"--worktree /w --backend auto --backend=auto -- true", report.Usage},
 		"tty twice":              {"--worktree /w --tty --tty -- true", report.Usage},
 		"tty with value":         {"--worktree /w --tty=yes -- true", report.Usage},
+		"no-git twice":           {"--worktree /w --no-git --no-git -- true", report.Usage},
+		"no-git with value":      {"--worktree /w --no-git=1 -- true", report.Usage},
 		"allow twice":            {"--worktree /w --allow /a --allow /a -- true", report.Usage},
 		"allow repeats worktree": {"--worktree /w --allow /w -- true", report.Usage},
 		"bad mode":               {"--worktree /w --mode write -- true", report.Usage},
@@ -60,11 +62,11 @@ func TestParseRejects(t *testing.T) {
 }
 
 func TestParseAccepts(t *testing.T) {
-	kind, cfg, err := Parse(strings.Fields("--worktree /w --allow /a --allow=/b --tty --report-fd=7 -- sh -c x --worktree"))
+	kind, cfg, err := Parse(strings.Fields("--worktree /w --allow /a --allow=/b --tty --no-git --report-fd=7 -- sh -c x --worktree"))
 	require.NoError(t, err)
 	require.Equal(t, Run, kind)
 	require.Equal(t, launch.Config{Worktree: "/w", Allow: []string{"/a", "/b"}, Mode: launch.WorkspaceWrite,
-		Backend: launch.Auto, ReportFD: 7, TTY: true, Argv: []string{"sh", "-c", "x", "--worktree"}}, cfg)
+		Backend: launch.Auto, ReportFD: 7, TTY: true, NoGit: true, Argv: []string{"sh", "-c", "x", "--worktree"}}, cfg)
 
 	_, cfg, err = Parse(strings.Fields("--mode read-only -- true"))
 	require.NoError(t, err)
