@@ -48,7 +48,7 @@ func isolate() error {
 
 // limitRootCaps cuts the bounding and inheritable sets to rootCaps and clears the ambient set. At execve a
 // root process's permitted set becomes (inheritable | bounding), so after this the command has rootCaps at most.
-// It needs CAP_SETPCAP, which root has.
+// It needs CAP_SETPCAP, which root has, unless the bounding set is already that small.
 func limitRootCaps() error {
 	last := unix.CAP_LAST_CAP
 	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
@@ -60,6 +60,11 @@ func limitRootCaps() error {
 	for c := 0; c <= last; c++ {
 		if _, ok := rootCaps[uintptr(c)]; ok {
 			keep[c/32] |= 1 << (c % 32)
+			continue
+		}
+		// A capability already out of the bounding set (a confine inside confine, which has no CAP_SETPCAP to
+		// drop anything with) needs no drop; PR_CAPBSET_READ is 2.6.25, as DROP is.
+		if in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0); err == nil && in == 0 {
 			continue
 		}
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {

@@ -29,11 +29,13 @@ func channels(abi int, metadata Metadata, root, tty, pidNS, strict bool) map[str
 			"read-only descriptor, stalling the caller's processes that lock it too; leases are denied; --strict denies locks")
 	}
 	if layer {
-		ch["ipc"] = closed("a private IPC namespace (System V IPC, POSIX message queues)")
+		ch["ipc"] = closed("a private IPC namespace (System V IPC, POSIX message queues) and a private tmpfs on " +
+			"/dev/shm (POSIX shared memory and semaphores) where the host has one")
 		ch["metadata"] = closed("read-only mount layer: metadata changes fail outside the writable roots")
 		ch["atime"] = closed("read-only mounts do not update access times")
 	} else {
-		ch["ipc"] = closed("seccomp denies System V IPC and POSIX message queues (no IPC namespace)")
+		ch["ipc"] = closed("seccomp denies System V IPC and POSIX message queues (no IPC namespace); the host's " +
+			"/dev/shm stays read-only (no private tmpfs without the mount layer)")
 		ch["metadata"] = closed("seccomp denies metadata changes everywhere, inside the writable roots too")
 		ch["atime"] = open("no mount layer: reading a file outside may update its access time (relatime)")
 	}

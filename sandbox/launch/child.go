@@ -59,6 +59,7 @@ type Handoff struct {
 	ReportName int               // the caller's number for it (--report-fd), for messages
 	Report     []byte            // the report, outcome "exec", written to ReportFD just before execve
 	Init       bool              // the child is the init of a new PID namespace: it runs the command as its child
+	Warn       string            // a warning for stderr, printed just before execve, or ""
 
 	fds []int // the parent's descriptor of each rule
 }
@@ -69,6 +70,7 @@ type HandoffRule struct {
 	Dir      bool // from fstat on the descriptor, in the parent
 	Writable bool // gets a writable clone in the mount layer
 	Devpts   bool // /dev/pts with --tty: the layer mounts a private devpts instance and the rule moves to it
+	Shm      bool // /dev/shm: the layer mounts a private tmpfs on this descriptor and the rule moves to it
 }
 
 // handoff is p, guarded by prog, as a layered child receives it.
@@ -76,7 +78,7 @@ func (p *plan) handoff(prog []unix.SockFilter, callerReportFD int) *Handoff {
 	rep := *p.rep // the parent's stays as it is, for a refusal or a fallback
 	rep.Outcome, rep.Command = "exec", append([]string{p.path}, p.argv[1:]...)
 	h := &Handoff{Path: p.path, Argv: p.argv, Env: p.env, Handled: p.handled, Scoped: p.scoped, Filter: prog, Init: p.pidNS, ReportFD: -1,
-		ReportName: callerReportFD}
+		ReportName: callerReportFD, Warn: p.tempWarn}
 	if callerReportFD >= 0 {
 		h.ReportFD, h.Report = reportFD, rep.Marshal()
 	}
@@ -85,7 +87,7 @@ func (p *plan) handoff(prog []unix.SockFilter, callerReportFD int) *Handoff {
 		writable[r.FD] = true
 	}
 	for i, r := range p.rules {
-		h.Rules = append(h.Rules, HandoffRule{Path: r.Path, Dir: r.Dir, Writable: writable[r.FD], Devpts: i == p.devpts})
+		h.Rules = append(h.Rules, HandoffRule{Path: r.Path, Dir: r.Dir, Writable: writable[r.FD], Devpts: i == p.devpts, Shm: i == p.shm})
 		h.fds = append(h.fds, r.FD)
 	}
 	return h
@@ -101,7 +103,7 @@ func (h *Handoff) marshal() []byte {
 	e.num(uint64(len(h.Rules)))
 	for _, r := range h.Rules {
 		e.str(r.Path)
-		e.num(uint64(flag(r.Dir) | flag(r.Writable)<<1 | flag(r.Devpts)<<2))
+		e.num(uint64(flag(r.Dir) | flag(r.Writable)<<1 | flag(r.Devpts)<<2 | flag(r.Shm)<<3))
 	}
 	e.num(uint64(len(h.Filter)))
 	for _, in := range h.Filter {
@@ -111,6 +113,7 @@ func (h *Handoff) marshal() []byte {
 	e.num(uint64(int64(h.ReportName)))
 	e.bytes(h.Report)
 	e.num(uint64(flag(h.Init)))
+	e.str(h.Warn)
 	return e.b
 }
 
@@ -122,7 +125,7 @@ func unmarshalHandoff(b []byte) (*Handoff, error) {
 	for i := range h.Rules {
 		h.Rules[i].Path = d.str()
 		f := d.num()
-		h.Rules[i].Dir, h.Rules[i].Writable, h.Rules[i].Devpts = f&1 != 0, f&2 != 0, f&4 != 0
+		h.Rules[i].Dir, h.Rules[i].Writable, h.Rules[i].Devpts, h.Rules[i].Shm = f&1 != 0, f&2 != 0, f&4 != 0, f&8 != 0
 	}
 	h.Filter = make([]unix.SockFilter, d.count())
 	for i := range h.Filter {
@@ -133,6 +136,7 @@ func unmarshalHandoff(b []byte) (*Handoff, error) {
 	h.ReportName = int(int64(d.num()))
 	h.Report = d.bytes()
 	h.Init = d.num() != 0
+	h.Warn = d.str()
 	if d.err == nil && len(d.b) > 0 {
 		d.err = errShort
 	}
@@ -150,7 +154,7 @@ func flag(b bool) uint8 {
 type syncMsg struct {
 	Layer  bool          // the mount layer could not be built: the parent falls back
 	Reason report.Reason // a refusal: the parent reports it
-	Exec   int           // execve failed with this exit status (the report is written)
+	Exec   int           // execve failed with this exit status (the report and the exec-failed record are written)
 	Error  string
 }
 
@@ -231,7 +235,11 @@ func startLayered(reportFD int, pidNS bool) (LayeredChild, error) {
 	if err != nil {
 		c.pid = 0
 		c.Abort()
-		return nil, msg.Err(ErrLayerUnavailable, ": starting the layered child: ", err.Error())
+		why := ""
+		if errors.Is(err, unix.EROFS) { // Go writes the child's uid_map and gid_map through /proc
+			why = " (/proc/PID/uid_map is read-only: /proc is on a read-only mount, as inside another confine's mount layer)"
+		}
+		return nil, msg.Err(ErrLayerUnavailable, ": starting the layered child: ", err.Error(), why)
 	}
 	c.root, err = unix.Open("/proc/"+strconv.Itoa(c.pid)+"/root", unix.O_PATH|unix.O_CLOEXEC|unix.O_DIRECTORY, 0)
 	if err != nil {
@@ -478,7 +486,7 @@ func childError(said []byte, ws syscall.WaitStatus) error {
 	case m.Layer:
 		return msg.Err(ErrLayerUnavailable, ": ", strings.TrimPrefix(m.Error, ErrLayerUnavailable.Error()+": "))
 	case m.Exec != 0:
-		return &ExecError{Status: m.Exec, Err: errors.New(m.Error)}
+		return &ExecError{Status: m.Exec, Reason: m.Reason, Err: errors.New(m.Error)}
 	}
 	return &report.Refusal{Reason: m.Reason, Err: errors.New(m.Error)}
 }
@@ -504,7 +512,7 @@ func RunChild(s System) error {
 	case errors.Is(err, ErrLayerUnavailable):
 		m.Layer = true
 	case errors.As(err, &ee):
-		m.Exec = ee.Status
+		m.Exec, m.Reason = ee.Status, ee.reason()
 	default:
 		m.Reason = report.ReasonOf(err)
 	}
@@ -538,7 +546,7 @@ func runChild(s System) error {
 	}
 	rules := make([]landlock.Rule, len(h.Rules))
 	var writable []*pathfd.Root
-	devpts := -1
+	devpts, shm := -1, -1
 	for i, r := range h.Rules {
 		rules[i] = landlock.Rule{Path: r.Path, FD: fds[i], Dir: r.Dir}
 		if r.Writable {
@@ -547,16 +555,26 @@ func runChild(s System) error {
 		if r.Devpts {
 			devpts = i
 		}
+		if r.Shm {
+			shm = i
+		}
 	}
-	fd, _, err := s.BuildMountLayer(writable, devpts >= 0)
+	priv := Private{Devpts: devpts >= 0, Shm: -1}
+	if shm >= 0 {
+		priv.Shm = fds[shm]
+	}
+	m, _, err := s.BuildMountLayer(writable, priv)
 	if err != nil { // the parent falls back in place: nothing here is its namespace
 		return msg.Err(ErrLayerUnavailable, ": ", err.Error())
 	}
 	if devpts >= 0 {
-		rules[devpts].FD = fd
+		rules[devpts].FD = m.Devpts
+	}
+	if shm >= 0 {
+		rules[shm].FD = m.Shm
 	}
 	last := &final{init: h.Init, handled: h.Handled, scoped: h.Scoped, rules: rules, prog: h.Filter, path: h.Path, argv: h.Argv, env: h.Env,
-		reportJSON: h.Report, reportFD: h.ReportFD, reportName: h.ReportName,
+		reportJSON: h.Report, reportFD: h.ReportFD, reportName: h.ReportName, warn: h.Warn,
 		beforeExec: func() error { return writeAll(syncFD, []byte{execMark}) }}
 	return last.confineAndExec(s)
 }
@@ -592,17 +610,16 @@ func isFileType(fd int, typ uint32) bool {
 // it forwards the signals the parent forwards, reaps orphans, and once the command has ended says its wait
 // status on the sync pipe and exits, which ends every process left in the namespace (a PID namespace dies
 // with its init). The command sees no process outside, so it can signal none, below Landlock ABI 6's scope.
-// It returns only if the command could not be executed.
-func runInit(path string, argv, env []string) error {
+// It returns only if the command could not be executed, after recording why on reportFD (if >= 0).
+func runInit(path string, argv, env []string, reportFD int) error {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwarded...)
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: env, Files: []uintptr{0, 1, 2}})
 	if err != nil {
-		status := ExitCannotExec
-		if errors.Is(err, unix.ENOENT) {
-			status = ExitNotFound
-		}
-		return &ExecError{Status: status, Err: msg.Err(argv[0], ": ", err)}
+		return execFailed(path, argv, err, reportFD)
+	}
+	if reportFD >= 0 {
+		unix.Close(reportFD) // the command runs: a reader of the report sees EOF once the parent closes its copy
 	}
 	writeAll(syncFD, []byte{execMark})
 	go func() {

@@ -37,7 +37,11 @@ type Config struct {
 
 // Default writable roots, in every mode. A missing one is a warning, not a refusal: it cannot be written
 // anyway.
-var defaultRoots = []string{"/tmp", "/dev/null"}
+var defaultRoots = []string{"/tmp", "/dev/null", shmRoot}
+
+// shmRoot is where the mount layer puts a private tmpfs, whose root gets the rule; without the layer it gets
+// none (the host's /dev/shm is shared with every process).
+const shmRoot = "/dev/shm"
 
 // ttyRoots are added by --tty: interactive tools open the controlling terminal and new pseudo-terminals.
 var ttyRoots = []string{"/dev/tty", "/dev/ptmx", "/dev/pts"}

@@ -36,18 +36,69 @@ const (
 // without mount_setattr, ...). The caller falls back to MetadataSeccomp.
 var ErrLayerUnavailable = errors.New("mount layer unavailable")
 
+// Private says which private mounts the layer adds on top of the read-only tree.
+type Private struct {
+	Devpts bool // a new devpts instance on /dev/pts (--tty)
+	Shm    int  // an O_PATH descriptor of /dev/shm, which gets a new tmpfs; or -1
+}
+
+// Mounted are O_PATH descriptors of the roots of the private mounts the layer made (-1 where none): the
+// Landlock rules go on them, since a rule on the covered directory would not match (Landlock's walk skips
+// hidden mount points).
+type Mounted struct{ Devpts, Shm int }
+
 // buildMountLayer makes every mount in this (fresh) mount namespace read-only, except the trees of roots,
-// which get writable clones of their own. It uses the roots' descriptors and never opens a path, but for the
-// private devpts instance it mounts on /dev/pts when devpts is set, whose descriptor it returns (else -1).
+// which get writable clones of their own, then adds the private mounts priv asks for. It uses the roots'
+// descriptors and never opens a path, but for the private devpts instance it mounts on /dev/pts.
 // committed says whether mounts were already changed when it failed: a caller that goes on in this namespace
 // must then refuse rather than fall back.
-func buildMountLayer(roots []*pathfd.Root, devpts bool) (devptsFD int, committed bool, err error) {
-	committed, err = buildReadOnly(roots)
-	if err != nil || !devpts {
-		return -1, committed, err
+func buildMountLayer(roots []*pathfd.Root, priv Private) (m Mounted, committed bool, err error) {
+	m = Mounted{Devpts: -1, Shm: -1}
+	if committed, err = buildReadOnly(roots); err != nil {
+		return m, committed, err
 	}
-	devptsFD, err = mountDevpts()
-	return devptsFD, true, err
+	if priv.Shm >= 0 {
+		if m.Shm, err = mountShm(priv.Shm); err != nil {
+			return m, true, err
+		}
+	}
+	if priv.Devpts {
+		if m.Devpts, err = mountDevpts(); err != nil {
+			if m.Shm >= 0 {
+				unix.Close(m.Shm)
+			}
+			return Mounted{Devpts: -1, Shm: -1}, true, err
+		}
+	}
+	return m, true, nil
+}
+
+// mountShm mounts a new tmpfs (mode 1777, nosuid, nodev; fsopen and fsmount, 5.2) on the directory at, the
+// caller's O_PATH descriptor of /dev/shm, so that POSIX shared memory and semaphores (shm_open, sem_open:
+// glibc puts them in /dev/shm; Python's multiprocessing locks are these) work, and stay the sandbox's own: the
+// host's /dev/shm stays read-only beneath it, and the tmpfs goes with the mount namespace. It returns the
+// fsmount descriptor, an O_PATH descriptor of the new mount's root, for the Landlock rule.
+func mountShm(at int) (int, error) {
+	fs, err := unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC)
+	if err != nil {
+		return -1, msg.Err("fsopen tmpfs: ", err)
+	}
+	defer unix.Close(fs)
+	if err := unix.FsconfigSetString(fs, "mode", "1777"); err != nil {
+		return -1, msg.Err("fsconfig tmpfs mode: ", err)
+	}
+	if err := unix.FsconfigCreate(fs); err != nil {
+		return -1, msg.Err("fsconfig tmpfs create: ", err)
+	}
+	mnt, err := unix.Fsmount(fs, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
+	if err != nil {
+		return -1, msg.Err("fsmount tmpfs: ", err)
+	}
+	if err := unix.MoveMount(mnt, "", at, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		unix.Close(mnt)
+		return -1, msg.Err("move_mount tmpfs onto /dev/shm: ", err)
+	}
+	return mnt, nil
 }
 
 // mountDevpts mounts a new devpts instance (newinstance, 2.6.29; fsopen and fsmount, 5.2) over /dev/pts, so

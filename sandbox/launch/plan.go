@@ -3,6 +3,7 @@ package launch
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -31,18 +32,52 @@ type plan struct {
 	rules    []landlock.Rule
 	writable []*pathfd.Root // the roots the mount layer keeps writable
 	devpts   int            // with --tty, the index in rules of /dev/pts, which the layer replaces; else -1
+	shm      int            // the index in rules of /dev/shm, which the layer's private tmpfs replaces; else -1
 	pidNS    bool           // the command runs in a PID namespace of its own, under a layered child as init
 	path     string         // the command, resolved through PATH
 	argv     []string
 	env      []string
 	rep      *report.Report
 	notes    []string // warnings from opening the roots
+	tempWarn string   // the temporary-directory variables that point outside the writable set, or ""
 }
 
-// useDevpts points the /dev/pts rule at the layer's private devpts instance (fd, which close closes).
-func (p *plan) useDevpts(fd int) {
-	p.rules[p.devpts].FD = fd
-	p.roots = append(p.roots, &pathfd.Root{Path: "/dev/pts", FD: fd, Kind: pathfd.Dir})
+// private is what the mount layer adds for this plan.
+func (p *plan) private() Private {
+	priv := Private{Devpts: p.devpts >= 0, Shm: -1}
+	if p.shm >= 0 {
+		priv.Shm = p.rules[p.shm].FD
+	}
+	return priv
+}
+
+// useMounted points the /dev/pts and /dev/shm rules at the layer's private mounts (which close closes).
+func (p *plan) useMounted(m Mounted) {
+	for _, u := range []struct {
+		i, fd int
+		path  string
+	}{{p.devpts, m.Devpts, "/dev/pts"}, {p.shm, m.Shm, "/dev/shm"}} {
+		if u.i >= 0 && u.fd >= 0 {
+			p.rules[u.i].FD = u.fd
+			p.roots = append(p.roots, &pathfd.Root{Path: u.path, FD: u.fd, Kind: pathfd.Dir})
+		}
+	}
+}
+
+// dropShm takes the /dev/shm rule away where there is no mount layer, and so no private tmpfs: the host's
+// /dev/shm is shared with every process, and stays read-only.
+func (p *plan) dropShm() {
+	if p.shm < 0 {
+		return
+	}
+	p.rules = append(p.rules[:p.shm:p.shm], p.rules[p.shm+1:]...)
+	p.rep.Rules = append(p.rep.Rules[:p.shm:p.shm], p.rep.Rules[p.shm+1:]...)
+	if p.devpts > p.shm {
+		p.devpts--
+	}
+	p.shm = -1
+	p.notes = append(p.notes, "no mount layer, so no private /dev/shm: the host's stays read-only, and POSIX "+
+		"shared memory and semaphores (shm_open, sem_open, Python's multiprocessing locks) fail")
 }
 
 func (p *plan) close() {
@@ -81,7 +116,7 @@ func makePlan(cfg Config, f Facts, s System, rep *report.Report) (*plan, error) 
 		return nil, report.Refuse(report.LandlockDisabled, "Landlock is disabled (EOPNOTSUPP: built in but not in lsm=) and no fallback backend can enforce ", string(cfg.Mode))
 	}
 	rep.Backend = string(Landlock)
-	p := &plan{abi: st.ABI, wsl: f.WSL, euid: f.EUID, tty: cfg.TTY, strict: cfg.Strict, report: cfg.ReportFD >= 0, devpts: -1, handled: landlock.HandledWrites(st.ABI),
+	p := &plan{abi: st.ABI, wsl: f.WSL, euid: f.EUID, tty: cfg.TTY, strict: cfg.Strict, report: cfg.ReportFD >= 0, devpts: -1, shm: -1, handled: landlock.HandledWrites(st.ABI),
 		scoped: landlock.Scopes(st.ABI), argv: cfg.Argv,
 		env: environ(f.WSL), rep: rep}
 	rep.Handled = p.handled.Names()
@@ -99,6 +134,9 @@ func (p *plan) guard(metadata Metadata, why error) ([]unix.SockFilter, error) {
 	}
 	p.rep.Metadata, p.rep.Seccomp = string(metadata), pol.Denied()
 	p.rep.Warnings = append(append([]string{}, warnings(p.abi, p.wsl, metadata)...), p.notes...)
+	if p.tempWarn = tempOutside(p.env, p.rules); p.tempWarn != "" {
+		p.rep.Warnings = append(p.rep.Warnings, p.tempWarn)
+	}
 	if why != nil {
 		p.rep.Warnings = append(p.rep.Warnings, msg.Str(why, ": metadata is denied everywhere instead"))
 	}
@@ -178,6 +216,13 @@ func (p *plan) open(cfg Config, root int) error {
 		if cfg.TTY && !want.required && want.path == "/dev/pts" && r.Kind == pathfd.Dir {
 			p.devpts = len(p.rules)
 		}
+		if !want.required && want.path == shmRoot {
+			if r.Kind != pathfd.Dir {
+				p.notes = append(p.notes, msg.Str("no private ", shmRoot, ": it is not a directory here"))
+				continue
+			}
+			p.shm = len(p.rules)
+		}
 		p.grant(r, "")
 	}
 	if wt != nil && !cfg.NoGit {
@@ -203,7 +248,8 @@ func (p *plan) grant(r *pathfd.Root, why string) {
 	}
 	p.rep.Rules = append(p.rep.Rules, report.Rule{Path: r.Path, Type: typ,
 		Rights: landlock.RuleRights(p.handled, dir).Names(), Reason: why})
-	if needsWritableMount(r) {
+	// The host's /dev/shm is never made writable: the layer's private tmpfs covers it.
+	if needsWritableMount(r) && len(p.rules)-1 != p.shm {
 		p.writable = append(p.writable, r)
 	}
 }
@@ -266,6 +312,69 @@ func warnings(abi int, wsl WSL, metadata Metadata) []string {
 		w = append(w, "WSL2: interop is disabled; WSL_INTEROP is also removed from the environment")
 	}
 	return w
+}
+
+// tempVars are the variables tools take a temporary directory from: TMPDIR (POSIX; mktemp, Python's tempfile,
+// Go's os.TempDir), TMP and TEMP (Python's tempfile, many Windows-minded tools), GOTMPDIR (the go command's
+// work directories) and XDG_RUNTIME_DIR (sockets and runtime files, XDG Base Directory spec).
+var tempVars = []string{"TMPDIR", "TMP", "TEMP", "GOTMPDIR", "XDG_RUNTIME_DIR"}
+
+// tempOutside says which of tempVars in env name a directory outside the writable directories of rules
+// (compared after resolving symlinks where the directory exists), as one warning, or "" if none does: files
+// made there fail with EROFS or EACCES, which a tool rarely explains.
+func tempOutside(env []string, rules []landlock.Rule) string {
+	var bad []string
+	for _, kv := range env {
+		name, value, _ := strings.Cut(kv, "=")
+		if value == "" || !isTempVar(name) {
+			continue
+		}
+		dir, err := absolute(value)
+		if err != nil {
+			continue
+		}
+		if real := resolved(dir); real != "" {
+			dir = real
+		}
+		inside := false
+		for _, r := range rules {
+			if r.Dir && (dir == r.Path || strings.HasPrefix(dir, r.Path+"/")) {
+				inside = true
+			}
+		}
+		if !inside {
+			bad = append(bad, name+"="+value)
+		}
+	}
+	if len(bad) == 0 {
+		return ""
+	}
+	return strings.Join(bad, ", ") + ": outside the writable set, so temporary files made there fail " +
+		"(EROFS or EACCES); point it at /tmp or inside the worktree"
+}
+
+// resolved is path with its symlinks resolved, as the kernel sees it (/proc/self/fd of an O_PATH descriptor:
+// filepath.EvalSymlinks would cost the launcher a page), or "" if it cannot be opened.
+func resolved(path string) string {
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return ""
+	}
+	defer unix.Close(fd)
+	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	if err != nil || !strings.HasPrefix(real, "/") {
+		return ""
+	}
+	return real
+}
+
+func isTempVar(name string) bool {
+	for _, v := range tempVars {
+		if name == v {
+			return true
+		}
+	}
+	return false
 }
 
 // environ is the command's environment. On WSL2 it drops WSL_INTEROP, the socket through which a process

@@ -23,7 +23,8 @@ const (
 
 // ExecError is a failure to find or execute the command.
 type ExecError struct {
-	Status int // ExitCannotExec or ExitNotFound
+	Status int           // ExitCannotExec or ExitNotFound
+	Reason report.Reason // if set, else from Status
 	Err    error
 }
 
@@ -31,7 +32,10 @@ func (e *ExecError) Error() string { return e.Err.Error() }
 
 // reason is the report's reason code for a command that was not run.
 func (e *ExecError) reason() report.Reason {
-	if e.Status == ExitNotFound {
+	switch {
+	case e.Reason != "":
+		return e.Reason
+	case e.Status == ExitNotFound:
 		return report.CommandNotFound
 	}
 	return report.CommandNotExec
@@ -128,19 +132,20 @@ func Run(cfg Config, f Facts, s System) error {
 		why = err // nothing ran: go on here, where the descriptors (on the child's mounts) still name the roots
 		p.pidNS = false
 	case why == nil: // root, in its new mount namespace
-		devpts, committed, err := s.BuildMountLayer(p.writable, p.devpts >= 0)
+		m, committed, err := s.BuildMountLayer(p.writable, p.private())
 		switch {
 		case committed && err != nil:
 			return refuse(report.Refuse(report.Internal, "the mount layer failed half-built: ", err.Error()))
 		case err != nil:
 			why = msg.Err(ErrLayerUnavailable, ": ", err.Error())
-		case devpts >= 0:
-			p.useDevpts(devpts)
+		default:
+			p.useMounted(m)
 		}
 	}
 	metadata := MetadataMountLayer
 	if why != nil {
 		metadata = MetadataSeccomp
+		p.dropShm() // no private tmpfs: the host's /dev/shm stays read-only
 	}
 	prog, err := p.guard(metadata, why)
 	if err != nil {
@@ -172,17 +177,19 @@ type final struct {
 	reportFD   int
 	reportName int          // the caller's number for reportFD, for messages
 	beforeExec func() error // the last step before execve, if any
-	reported   bool         // the report was written (and reportFD closed): a later failure is not reported again
+	warn       string       // a warning for stderr, printed just before execve (confine: warning: ...), or ""
+	reported   bool         // the report was written: a later failure is not reported again, but an exec failure is recorded after it
 }
 
 func (p *plan) final(prog []unix.SockFilter, reportFD int) *final {
 	return &final{handled: p.handled, scoped: p.scoped, rules: p.rules, prog: prog, path: p.path, argv: p.argv, env: p.env,
-		root: p.euid == 0, rep: p.rep, reportFD: reportFD, reportName: reportFD}
+		root: p.euid == 0, rep: p.rep, reportFD: reportFD, reportName: reportFD, warn: p.tempWarn}
 }
 
 // confineAndExec is the shared tail: restrict the thread with the Landlock ruleset, cut root's capabilities,
 // install the seccomp filter, write the report and execve. It returns only on failure, a *report.Refusal or
-// an *ExecError, and nothing has run then.
+// an *ExecError, and nothing has run then. The report's descriptor stays open (close-on-exec) until execve,
+// so that a failed execve can be explained on it by a second record (execFailed).
 func (c *final) confineAndExec(s System) error {
 	if err := landlock.Restrict(s, c.handled, c.scoped, c.rules); err != nil {
 		return &report.Refusal{Reason: report.Ruleset, Err: err}
@@ -205,26 +212,27 @@ func (c *final) confineAndExec(s System) error {
 		c.reportJSON = c.rep.Marshal()
 	}
 	c.reported = true
-	if err := writeReport(c.reportFD, c.reportJSON); err != nil {
-		return report.Refuse(report.BadReportFD, "writing the report to --report-fd ", c.reportName, ": ", err.Error())
+	if c.reportFD >= 0 {
+		if err := writeAll(c.reportFD, c.reportJSON); err != nil {
+			unix.Close(c.reportFD)
+			return report.Refuse(report.BadReportFD, "writing the report to --report-fd ", c.reportName, ": ", err.Error())
+		}
 	}
-	if err := cloexecFrom(3); err != nil {
+	if err := cloexecFrom(3); err != nil { // the report's descriptor among them: execve closes it
 		return report.Refuse(report.Internal, "marking inherited descriptors close-on-exec: ", err.Error())
 	}
+	if c.warn != "" { // only now, when nothing can refuse any more: a refusal is one line
+		writeAll(2, []byte("confine: warning: "+report.OneLine(c.warn)+"\n"))
+	}
 	if c.init {
-		return runInit(c.path, c.argv, c.env)
+		return runInit(c.path, c.argv, c.env, c.reportFD)
 	}
 	if c.beforeExec != nil {
 		if err := c.beforeExec(); err != nil {
 			return report.Refuse(report.Internal, "telling the parent: ", err.Error())
 		}
 	}
-	err := s.Exec(c.path, c.argv, c.env)
-	status := ExitCannotExec
-	if errors.Is(err, unix.ENOENT) {
-		status = ExitNotFound
-	}
-	return &ExecError{Status: status, Err: msg.Err(c.argv[0], ": ", err)}
+	return execFailed(c.path, c.argv, s.Exec(c.path, c.argv, c.env), c.reportFD)
 }
 
 // writeReport writes a marshalled report to fd (if >= 0) and closes fd, so the command does not inherit it.

@@ -28,8 +28,8 @@ type Layer interface {
 	// CLONE_NEWIPC)); root only. The IPC namespace keeps System V IPC and POSIX message queues private.
 	UnshareMountNS() error
 	// BuildMountLayer makes every mount read-only except the given roots' trees, in a fresh mount namespace,
-	// and with devpts, mounts a private devpts instance on /dev/pts and returns its O_PATH descriptor (else -1).
-	BuildMountLayer(roots []*pathfd.Root, devpts bool) (devptsFD int, committed bool, err error)
+	// and adds the private mounts priv asks for, returning O_PATH descriptors of their roots.
+	BuildMountLayer(roots []*pathfd.Root, priv Private) (m Mounted, committed bool, err error)
 	// StartLayered starts a layered child, which waits for its Handoff (child.go); with pidNS, in a new PID
 	// namespace too, where it stays as the command's init. reportFD (or -1) is passed to it. Errors wrap
 	// ErrLayerUnavailable.
@@ -45,8 +45,8 @@ func (Host) SetSeccomp(prog []unix.SockFilter) error    { return seccomp.Install
 func (Host) LimitRootCaps() error                       { return limitRootCaps() }
 func (Host) Exec(path string, argv, env []string) error { return unix.Exec(path, argv, env) }
 func (Host) UnshareMountNS() error                      { return unix.Unshare(layerNamespaces) }
-func (Host) BuildMountLayer(roots []*pathfd.Root, devpts bool) (int, bool, error) {
-	return buildMountLayer(roots, devpts)
+func (Host) BuildMountLayer(roots []*pathfd.Root, priv Private) (Mounted, bool, error) {
+	return buildMountLayer(roots, priv)
 }
 func (Host) StartLayered(reportFD int, pidNS bool) (LayeredChild, error) {
 	return startLayered(reportFD, pidNS)

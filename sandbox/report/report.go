@@ -13,8 +13,9 @@ import (
 
 // Schema versions.
 const (
-	Schema      = "confine.report/v1"
-	ProbeSchema = "confine.probe/v1"
+	Schema           = "confine.report/v1"
+	ExecFailedSchema = "confine.exec-failed/v1"
+	ProbeSchema      = "confine.probe/v1"
 )
 
 // Reason is a stable code saying why confine refused. Callers match on it, never on message text.
@@ -35,6 +36,8 @@ const (
 	Seccomp            Reason = "seccomp"
 	CommandNotFound    Reason = "command-not-found"      // exit 127
 	CommandNotExec     Reason = "command-not-executable" // exit 126
+	WrongArch          Reason = "wrong-arch"             // exit 126: execve said ENOEXEC, the ELF is another machine's
+	InterpreterMissing Reason = "interpreter-missing"    // exit 127: execve said ENOENT, the file's interpreter is missing
 	ChannelOpen        Reason = "channel-open"           // --strict, and a channel is open
 	Internal           Reason = "internal"
 )
@@ -241,4 +244,41 @@ func (p *Probe) Marshal() []byte {
 	appendChannels(o, p.Channels)
 	o.strs("warnings", p.Warnings)
 	return o.end()
+}
+
+// ExecFailed is the second record on --report-fd, written only when execve failed after the report (outcome
+// "exec") was written: the command did not run. Schema ExecFailedSchema, outcome "exec-failed".
+type ExecFailed struct {
+	Schema      string   `json:"schema"`
+	Outcome     string   `json:"outcome"`               // always "exec-failed"
+	Reason      Reason   `json:"reason"`                // CommandNotFound, CommandNotExec, WrongArch or InterpreterMissing
+	Error       string   `json:"error"`                 // the stderr line, without the "confine: " prefix
+	Errno       string   `json:"errno"`                 // execve's errno, by name (ENOENT, ENOEXEC, EACCES, ...)
+	Status      int      `json:"status"`                // confine's exit status: 126 or 127
+	Command     []string `json:"command"`               // as in the report
+	Machine     string   `json:"machine,omitempty"`     // wrong-arch: the ELF's machine (e_machine), e.g. "aarch64"
+	Host        string   `json:"host,omitempty"`        // wrong-arch: this kernel's machine (uname -m)
+	Interpreter string   `json:"interpreter,omitempty"` // interpreter-missing: the PT_INTERP path or the #! interpreter
+}
+
+// Marshal returns the record as one line of JSON with a trailing newline.
+func (r *ExecFailed) Marshal() []byte {
+	o := newObject()
+	o.str("schema", r.Schema)
+	o.str("outcome", r.Outcome)
+	o.str("reason", string(r.Reason))
+	o.str("error", r.Error)
+	o.str("errno", r.Errno)
+	o.num("status", r.Status)
+	o.strs("command", r.Command)
+	if r.Machine != "" {
+		o.str("machine", r.Machine)
+	}
+	if r.Host != "" {
+		o.str("host", r.Host)
+	}
+	if r.Interpreter != "" {
+		o.str("interpreter", r.Interpreter)
+	}
+	return append(o.end(), '\n')
 }

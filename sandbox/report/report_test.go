@@ -21,6 +21,13 @@ func TestMarshalMatchesEncodingJSON(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, string(want)+"\n", string(r.Marshal()), name)
 	}
+	for name, r := range map[string]*ExecFailed{"zero": {}, "full": {Schema: ExecFailedSchema, Outcome: "exec-failed",
+		Reason: WrongArch, Error: odd, Errno: "ENOEXEC", Status: 126, Command: []string{odd}, Machine: "aarch64",
+		Host: "x86_64", Interpreter: odd}} {
+		want, err := json.Marshal(r)
+		require.NoError(t, err)
+		require.Equal(t, string(want)+"\n", string(r.Marshal()), name)
+	}
 	for name, p := range map[string]*Probe{"zero": {}, "full": {Schema: ProbeSchema, Kernel: odd, Errno: "ENOSYS",
 		WSL: 2, WSLInterop: "enabled", Handled: []string{}, Warnings: []string{odd},
 		Channels: map[string]Channel{"tty": {Open, odd}, "caps": {Closed, "x"}}}} {

@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"debug/elf"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,11 +12,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/confine-dev/confine/sandbox/landlock"
 )
@@ -27,6 +30,16 @@ import (
 var bin, noBin string
 
 func TestMain(m *testing.M) {
+	if _, ok := os.LookupEnv(mkdirTempEnv); ok { // the confined command: Go's os.MkdirTemp in $TMPDIR
+		dir, err := os.MkdirTemp("", "confine-go")
+		if err != nil {
+			fmt.Println("go:", err)
+			os.Exit(1)
+		}
+		fmt.Println("go: ok")
+		os.RemoveAll(dir)
+		os.Exit(0)
+	}
 	if bin = os.Getenv("CONFINE_BIN"); bin != "" {
 		if abs, err := filepath.Abs(bin); err == nil { // Bazel passes a relative path; tests change directory
 			bin = abs
@@ -92,7 +105,7 @@ func sandbox(t *testing.T) (worktree, outside string) {
 func confine(t *testing.T, stdin string, env []string, args ...string) run {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(withoutTempVars(os.Environ()), env...) // no warning line about the caller's own TMPDIR
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -176,8 +189,8 @@ func TestDevNullWorksAndOtherDevNodesDoNot(t *testing.T) {
 	require.NoFileExists(t, name)
 	if _, err := os.Stat("/dev/shm"); err == nil {
 		r = confine(t, "", nil, sh(w, "echo x > /dev/shm/confine-test")...)
-		require.NotEqual(t, 0, r.status, "/dev/shm stays unwritable")
-		require.NoFileExists(t, "/dev/shm/confine-test")
+		require.NoFileExists(t, "/dev/shm/confine-test", "the host's /dev/shm is never written (a private "+
+			"tmpfs covers it with the mount layer; it stays read-only without): %s", r.stderr)
 	}
 }
 
@@ -555,5 +568,352 @@ func TestADirectoryOnStdioIsRefused(t *testing.T) {
 		fi, err := os.Stat(victim)
 		require.NoError(t, err)
 		require.Equal(t, os.FileMode(0o644), fi.Mode().Perm(), "fd %d: the command ran", fd)
+	}
+}
+
+// foreignBinary builds a tiny Go program for the other architecture (arm64 on amd64, amd64 elsewhere) into
+// dir, and returns its path and its machine as uname -m names it. It skips where no go command can build it.
+func foreignBinary(t *testing.T, dir string) (path, machine string) {
+	t.Helper()
+	goarch, machine := "arm64", "aarch64"
+	if runtime.GOARCH == "arm64" {
+		goarch, machine = "amd64", "x86_64"
+	}
+	gobin, err := exec.LookPath("go")
+	if err != nil && os.Getenv(foreignEnv) == "" {
+		t.Skip("needs the go command (or $" + foreignEnv + ") for a " + goarch + " binary")
+	}
+	src := filepath.Join(dir, "foreign-src")
+	require.NoError(t, os.MkdirAll(src, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(src, "main.go"), []byte("package main\n\nfunc main() { println(\"ran\") }\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(src, "go.mod"), []byte("module foreign\n\ngo 1.22\n"), 0o644))
+	path = filepath.Join(dir, "foreign-"+goarch)
+	if pre := os.Getenv(foreignEnv); pre != "" { // built beforehand (scripts/sandbox-test-nobody.sh)
+		path = pre
+	} else {
+		build := exec.Command(gobin, "build", "-o", path, ".")
+		build.Dir = src
+		build.Env = append(os.Environ(), "GOARCH="+goarch, "CGO_ENABLED=0", "GOWORK=off", "GOTOOLCHAIN=local", "GOFLAGS=")
+		out, err := build.CombinedOutput()
+		require.NoError(t, err, "GOARCH=%s go build: %s", goarch, out)
+		require.NoError(t, os.Chmod(path, 0o755)) // for nobody too
+	}
+	if err := exec.Command(path).Run(); err == nil {
+		t.Skipf("this host runs %s binaries (binfmt_misc, qemu-user): no exec failure to classify", goarch)
+	}
+	return path, machine
+}
+
+// missingInterpreterELF copies /bin/true into dir with its PT_INTERP path pointing nowhere, and returns the
+// copy's path and the missing interpreter. It skips where /bin/true has no PT_INTERP (a static build).
+func missingInterpreterELF(t *testing.T, dir string) (path, interp string) {
+	t.Helper()
+	f, err := elf.Open("/bin/true")
+	require.NoError(t, err)
+	defer f.Close()
+	var ph *elf.Prog
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			ph = p
+		}
+	}
+	if ph == nil {
+		t.Skip("/bin/true has no PT_INTERP here")
+	}
+	b, err := os.ReadFile("/bin/true")
+	require.NoError(t, err)
+	interp = "/nonexistent/ld.so"
+	require.Greater(t, int(ph.Filesz), len(interp), "PT_INTERP too short to patch")
+	field := b[ph.Off : ph.Off+ph.Filesz]
+	copy(field, make([]byte, len(field)))
+	copy(field, interp)
+	path = filepath.Join(dir, "true-no-interp")
+	require.NoError(t, os.WriteFile(path, b, 0o755))
+	return path, interp
+}
+
+type execFailedRecord struct {
+	Schema, Outcome, Reason, Error, Errno, Machine, Host, Interpreter string
+	Status                                                            int
+	Command                                                           []string
+}
+
+// runExecFailure runs exe (confine) on cmd with a report on fd 3, as cred's user (nil: this one), and returns
+// the exit status, stderr, the report's first record and the exec-failed record after it.
+func runExecFailure(t *testing.T, exe, w string, cred *syscall.SysProcAttr, cmdPath string) (int, string, map[string]any, execFailedRecord) {
+	t.Helper()
+	rf, err := os.CreateTemp(t.TempDir(), "report")
+	require.NoError(t, err)
+	cmd := exec.Command(exe, "--worktree", w, "--report-fd", "3", "--", cmdPath)
+	cmd.Env = withoutTempVars(os.Environ())
+	cmd.SysProcAttr = cred
+	cmd.ExtraFiles = []*os.File{rf}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Run()
+	require.Empty(t, stdout.String(), "the command ran")
+	b, err := os.ReadFile(rf.Name())
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	require.Len(t, lines, 2, "the report, then the exec-failed record: %s", b)
+	var rep map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &rep), "%s", lines[0])
+	var rec execFailedRecord
+	require.NoError(t, json.Unmarshal([]byte(lines[1]), &rec), "%s", lines[1])
+	return cmd.ProcessState.ExitCode(), stderr.String(), rep, rec
+}
+
+// An execve that fails after the report said "exec" is explained by a second record on the report's
+// descriptor and one line on stderr: an ELF for another machine, an ELF whose interpreter is missing, a script
+// whose #! interpreter is missing. As root (in place) and as nobody (in the layered child).
+func TestExecFailuresAreRecorded(t *testing.T) {
+	requireLandlock(t)
+	w, out := sandbox(t)
+	require.NoError(t, os.Chmod(filepath.Dir(w), 0o755))
+	require.NoError(t, os.Chmod(out, 0o755))
+	foreign, machine := foreignBinary(t, out)
+	noInterp, interp := missingInterpreterELF(t, out)
+	script := filepath.Join(out, "script")
+	require.NoError(t, os.WriteFile(script, []byte("#!/nonexistent/sh -e\necho ran\n"), 0o755))
+	var u unix.Utsname
+	require.NoError(t, unix.Uname(&u))
+	host := unix.ByteSliceToString(u.Machine[:])
+
+	type user struct {
+		name string
+		exe  string
+		cred *syscall.SysProcAttr
+	}
+	users := []user{{"self", bin, nil}}
+	if os.Geteuid() == 0 {
+		exe, _, _ := asNobody(t)
+		require.NoError(t, os.Chown(w, nobody, nobody))
+		users = append(users, user{"nobody", exe, nobodyCred()})
+	}
+	for _, u := range users {
+		status, stderr, rep, rec := runExecFailure(t, u.exe, w, u.cred, foreign)
+		require.Equal(t, "exec", rep["outcome"], u.name)
+		require.Equal(t, 126, status, "%s: %s", u.name, stderr)
+		require.Equal(t, execFailedRecord{Schema: "confine.exec-failed/v1", Outcome: "exec-failed", Reason: "wrong-arch",
+			Error: foreign + ": ELF " + machine + " on " + host + " (exec format error)", Errno: "ENOEXEC", Status: 126,
+			Command: []string{foreign}, Machine: machine, Host: host}, rec, u.name)
+		require.Equal(t, "confine: "+rec.Error+"\n", stderr, u.name)
+
+		status, stderr, _, rec = runExecFailure(t, u.exe, w, u.cred, noInterp)
+		require.Equal(t, 127, status, "%s: %s", u.name, stderr)
+		require.Equal(t, "interpreter-missing", rec.Reason, "%s: %+v", u.name, rec)
+		require.Equal(t, interp, rec.Interpreter, u.name)
+		require.Equal(t, "ENOENT", rec.Errno, u.name)
+		require.Equal(t, "confine: "+noInterp+": ELF interpreter "+interp+" is missing (no such file or directory)\n", stderr, u.name)
+
+		status, stderr, _, rec = runExecFailure(t, u.exe, w, u.cred, script)
+		require.Equal(t, 127, status, "%s: %s", u.name, stderr)
+		require.Equal(t, "interpreter-missing", rec.Reason, "%s: %+v", u.name, rec)
+		require.Equal(t, "/nonexistent/sh", rec.Interpreter, u.name)
+		require.Equal(t, "confine: "+script+": #! interpreter /nonexistent/sh is missing (no such file or directory)\n", stderr, u.name)
+	}
+}
+
+// foreignEnv names a prebuilt binary of the other architecture (the tiny program foreignBinary builds), so that
+// a run as nobody need not build Go's runtime for it from a cold cache.
+const foreignEnv = "CONFINE_TEST_FOREIGN_BIN"
+
+// multiprocessingScript takes a multiprocessing.Lock (a POSIX semaphore in /dev/shm) and runs a process pool,
+// then leaves a file in /dev/shm, and prints what the command saw there.
+const multiprocessingScript = `
+import concurrent.futures, multiprocessing, os
+def square(x): return x * x
+if __name__ == "__main__":
+    with multiprocessing.Lock():
+        pass
+    with concurrent.futures.ProcessPoolExecutor(2) as pool:
+        print(sum(pool.map(square, range(10))))
+    open("/dev/shm/confine-mark", "w").write("x")
+    print(sorted(os.listdir("/dev/shm")))
+`
+
+// With the mount layer, /dev/shm is a private tmpfs: Python's multiprocessing locks and process pools work, as
+// root (in place) and as nobody (in the layered child), and the host's /dev/shm is unchanged.
+func TestPrivateDevShmForMultiprocessing(t *testing.T) {
+	requireLandlock(t)
+	py := "/usr/bin/python3" // the system's, which nobody can run too (a pyenv shim under /root cannot)
+	if _, err := os.Stat(py); err != nil {
+		t.Skip("needs /usr/bin/python3 for multiprocessing")
+	}
+	if fi, err := os.Stat("/dev/shm"); err != nil || !fi.IsDir() {
+		t.Skip("this host has no /dev/shm directory")
+	}
+	hostBefore := listDir(t, "/dev/shm")
+	w, _ := sandbox(t)
+	if m := metadataMode(t, w); m != "mount-layer" {
+		t.Skipf("the mount layer is not available here (metadata: %s): /dev/shm stays the host's, read-only", m)
+	}
+	args := []string{"--worktree", w, "--", py, "-c", multiprocessingScript}
+	r := confine(t, "", nil, args...)
+	require.Equal(t, 0, r.status, r.stderr)
+	require.Equal(t, "285\n['confine-mark']\n", r.stdout, "the command sees its own, empty /dev/shm")
+	if os.Geteuid() == 0 {
+		exe, wn, _ := asNobody(t)
+		cmd := exec.Command(exe, "--worktree", wn, "--", py, "-c", multiprocessingScript)
+		cmd.SysProcAttr = nobodyCred()
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "as nobody: %s", out)
+		require.Equal(t, "285\n['confine-mark']\n", string(out), "as nobody")
+	}
+	require.Equal(t, hostBefore, listDir(t, "/dev/shm"), "the host's /dev/shm changed")
+}
+
+func listDir(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// mkdirTempEnv makes the test binary, run as the confined command, call os.MkdirTemp("", ...) and say how it went.
+const mkdirTempEnv = "CONFINE_TEST_MKDIRTEMP"
+
+// A temporary-directory variable that points outside the writable set is named in the report's warnings and
+// on one stderr line, and mktemp, Python's tempfile and Go's os.MkdirTemp then fail there (the kernel denies);
+// pointed inside, all three work and nothing is said. As root and as nobody.
+func TestTempDirOutsideTheWritableSetIsWarned(t *testing.T) {
+	requireLandlock(t)
+	py := "/usr/bin/python3"
+	if _, err := os.Stat(py); err != nil {
+		t.Skip("needs /usr/bin/python3 for tempfile")
+	}
+	w, out := sandbox(t)
+	base := filepath.Dir(w)
+	require.NoError(t, os.Chmod(base, 0o755))
+	require.NoError(t, os.Chmod(out, 0o777))
+	self := filepath.Join(base, "confine.test") // a copy nobody can execute, as the Go command
+	b, err := os.ReadFile(os.Args[0])
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(self, b, 0o755))
+	script := `mktemp -d >/dev/null && echo "mktemp: ok" || echo "mktemp: failed"
+"$1" -c 'import os, tempfile; d = tempfile.mkdtemp(); print("python: ok" if d.startswith(os.environ["TMPDIR"] + "/") else "python: elsewhere")' || echo "python: failed"
+` + mkdirTempEnv + `=1 "$2"`
+
+	type user struct {
+		name   string
+		exe, w string
+		cred   *syscall.SysProcAttr
+	}
+	users := []user{{"self", bin, w, nil}}
+	if os.Geteuid() == 0 {
+		exe, wn, _ := asNobody(t)
+		users = append(users, user{"nobody", exe, wn, nobodyCred()})
+	}
+	for _, u := range users {
+		for _, tc := range []struct {
+			tmpdir string
+			inside bool
+		}{{out, false}, {filepath.Join(u.w, "tmp"), true}} {
+			if tc.inside {
+				require.NoError(t, os.MkdirAll(tc.tmpdir, 0o777))
+				require.NoError(t, os.Chmod(tc.tmpdir, 0o777))
+			}
+			rf, err := os.CreateTemp(t.TempDir(), "report")
+			require.NoError(t, err)
+			cmd := exec.Command(u.exe, "--worktree", u.w, "--report-fd", "3", "--", "/bin/sh", "-c", script, "sh", py, self)
+			cmd.Env = append(withoutTempVars(os.Environ()), "TMPDIR="+tc.tmpdir)
+			cmd.SysProcAttr = u.cred
+			cmd.ExtraFiles = []*os.File{rf}
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			cmd.Run()
+			var rep struct{ Warnings []string }
+			rb, _ := os.ReadFile(rf.Name())
+			require.NoError(t, json.Unmarshal(rb, &rep), "%s: %s", u.name, rb)
+			warning := "TMPDIR=" + tc.tmpdir + ": outside the writable set"
+			if tc.inside {
+				require.Equal(t, "mktemp: ok\npython: ok\ngo: ok\n", stdout.String(), "%s: %s", u.name, stderr.String())
+				require.Empty(t, stderr.String(), u.name)
+				require.NotContains(t, strings.Join(rep.Warnings, "\n"), "TMPDIR", u.name)
+				continue
+			}
+			// Python's tempfile falls back to the next candidate it can write (/tmp); mktemp and Go's os.MkdirTemp fail.
+			require.True(t, strings.HasPrefix(stdout.String(), "mktemp: failed\npython: elsewhere\ngo: "), "%s: %q %s", u.name, stdout.String(), stderr.String())
+			require.Contains(t, stdout.String(), "go: mkdir "+tc.tmpdir+"/confine-go", u.name)
+			require.Contains(t, strings.Join(rep.Warnings, "\n"), warning, u.name)
+			lines := strings.Split(stderr.String(), "\n")
+			require.True(t, strings.HasPrefix(lines[0], "confine: warning: "+warning), "%s: %q", u.name, stderr.String())
+			require.Equal(t, 1, strings.Count(stderr.String(), "confine: "), "%s: one line from confine: %q", u.name, stderr.String())
+			entries, err := os.ReadDir(out)
+			require.NoError(t, err)
+			require.Empty(t, entries, "%s: a temporary directory was made outside", u.name)
+		}
+	}
+}
+
+// withoutTempVars is env without the temporary-directory variables confine warns about.
+func withoutTempVars(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		switch name, _, _ := strings.Cut(kv, "="); name {
+		case "TMPDIR", "TMP", "TEMP", "GOTMPDIR", "XDG_RUNTIME_DIR":
+		default:
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// A confine inside confine runs, as root and as nobody, and is at least as confined as the outer one: Landlock
+// domains and seccomp filters stack, so an inner --allow of a directory the outer does not grant writes
+// nothing there, and a narrower inner worktree takes writes away. (Inside, the mount layer cannot be built
+// again: the inner one falls back to the seccomp denial, and says why.)
+func TestNestedConfineIsAtLeastAsConfined(t *testing.T) {
+	requireLandlock(t)
+	w, out := sandbox(t)
+	base := filepath.Dir(w)
+	require.NoError(t, os.Chmod(base, 0o755))
+	require.NoError(t, os.Chmod(out, 0o777))
+	inner := filepath.Join(base, "confine-inner")
+	b, err := os.ReadFile(bin)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(inner, b, 0o755))
+	script := `"$0" --worktree "$1/sub" --allow "$2" --report-fd 3 -- /bin/sh -c '
+		echo sub > "$0/sub/f" && echo sub-ok
+		echo w > "$0/f" 2>/dev/null && echo w-written
+		echo out > "$1/f" 2>/dev/null && echo out-written
+		true' "$1" "$2" 3>"$1/inner-report"`
+
+	type user struct {
+		name   string
+		exe, w string
+		cred   *syscall.SysProcAttr
+	}
+	users := []user{{"self", bin, w, nil}}
+	if os.Geteuid() == 0 {
+		exe, wn, _ := asNobody(t)
+		users = append(users, user{"nobody", exe, wn, nobodyCred()})
+	}
+	for _, u := range users {
+		require.NoError(t, os.Mkdir(filepath.Join(u.w, "sub"), 0o777))
+		require.NoError(t, os.Chmod(filepath.Join(u.w, "sub"), 0o777))
+		cmd := exec.Command(u.exe, "--worktree", u.w, "--", "/bin/sh", "-c", script, inner, u.w, out)
+		cmd.Env = withoutTempVars(os.Environ())
+		cmd.SysProcAttr = u.cred
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		require.NoError(t, cmd.Run(), "%s: %s", u.name, stderr.String())
+		require.Equal(t, "sub-ok\n", stdout.String(), "%s: only the inner worktree is writable: %s", u.name, stderr.String())
+		var rep struct {
+			Outcome, Metadata string
+			Warnings          []string
+		}
+		rb, err := os.ReadFile(filepath.Join(u.w, "inner-report"))
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(rb, &rep), "%s: %s", u.name, rb)
+		require.Equal(t, "exec", rep.Outcome, u.name)
+		require.Equal(t, "seccomp-deny", rep.Metadata, "%s: the layer cannot be built again inside", u.name)
+		require.Contains(t, strings.Join(rep.Warnings, "\n"), "mount layer unavailable", u.name)
+		require.NoFileExists(t, filepath.Join(out, "f"), "%s: the inner --allow opened what the outer denies", u.name)
+		require.NoFileExists(t, filepath.Join(u.w, "f"), u.name)
 	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"debug/elf"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -195,15 +197,15 @@ func (s swapping) Run(h *launch.Handoff) (syscall.WaitStatus, error) {
 	return s.LayeredChild.Run(h)
 }
 
-func (f *fake) BuildMountLayer(roots []*pathfd.Root, devpts bool) (int, bool, error) {
+func (f *fake) BuildMountLayer(roots []*pathfd.Root, priv launch.Private) (launch.Mounted, bool, error) {
 	f.swapRoot()
 	if f.die {
 		unix.Kill(os.Getpid(), unix.SIGKILL)
 	}
 	if f.buildErr != nil {
-		return -1, false, f.buildErr
+		return launch.Mounted{Devpts: -1, Shm: -1}, false, f.buildErr
 	}
-	return f.Host.BuildMountLayer(roots, devpts)
+	return f.Host.BuildMountLayer(roots, priv)
 }
 
 // swapRoot renames the root f.swap to f.swap+".validated" and puts a symlink to f.swap+".outside" in its place,
@@ -261,7 +263,7 @@ func confine(t *testing.T, spec string, args ...string) result {
 	rep, err := os.CreateTemp(t.TempDir(), "report")
 	require.NoError(t, err)
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), fakeEnv+"="+spec)
+	cmd.Env = append(withoutTempVars(os.Environ()), fakeEnv+"="+spec) // no warning line about the caller's TMPDIR
 	cmd.ExtraFiles = []*os.File{rep}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -273,8 +275,9 @@ func confine(t *testing.T, spec string, args ...string) result {
 	raw, _ := os.ReadFile(rep.Name())
 	r := result{status: cmd.ProcessState.ExitCode(), stderr: stderr.String(),
 		raw: strings.ReplaceAll(string(raw), w, "$W")}
-	if len(raw) > 0 {
-		require.NoError(t, json.Unmarshal(raw, &r.report), "report: %s", raw)
+	if len(raw) > 0 { // the report; an exec-failed record may follow it on the next line
+		first, _, _ := bytes.Cut(raw, []byte("\n"))
+		require.NoError(t, json.Unmarshal(first, &r.report), "report: %s", raw)
 	}
 	_, err = os.Stat(sentinel)
 	r.sentinel = err == nil
@@ -567,4 +570,147 @@ func TestBelowABI6APIDNamespaceHidesEveryProcessOutside(t *testing.T) {
 		b, _ := os.ReadFile(name)
 		require.NotContains(t, string(b), marker, "%s outlived confine", name)
 	}
+}
+
+// Whichever process executes the command (root in place, the layered child, the init of a PID namespace below
+// ABI 6, or the seccomp fallback in place), a failed execve after the report is written once, as a second
+// record by that process, and said once on stderr.
+func TestAFailedExecIsRecordedAfterTheReport(t *testing.T) {
+	requireLandlock(t)
+	dir, err := os.MkdirTemp("/var/tmp", "confine-execfail")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	require.NoError(t, os.Chmod(dir, 0o755))
+	noInterp, interp := missingInterpreterELF(t, dir)
+	foreign, machine := "", ""
+	if gobin, err := exec.LookPath("go"); err == nil || os.Getenv(foreignEnv) != "" {
+		foreign, machine = foreignBinary(t, gobin, dir)
+	} else {
+		t.Log("no go command: the wrong-arch case is left to cmd/confine's test")
+	}
+	for _, spec := range []string{"abi=7,errata=0", "abi=5,errata=0", "abi=7,errata=0,layer=off"} {
+		r := confine(t, spec, "--worktree", "$W", "--report-fd", "3", "--", noInterp)
+		require.Equal(t, launch.ExitNotFound, r.status, "%s: %s", spec, r.stderr)
+		lines := strings.Split(strings.TrimSuffix(r.raw, "\n"), "\n")
+		require.Len(t, lines, 2, "%s: %s", spec, r.raw)
+		var first, rec map[string]any
+		require.NoError(t, json.Unmarshal([]byte(lines[0]), &first))
+		require.NoError(t, json.Unmarshal([]byte(lines[1]), &rec))
+		require.Equal(t, "exec", first["outcome"], spec)
+		require.Equal(t, "exec-failed", rec["outcome"], spec)
+		require.Equal(t, string(report.InterpreterMissing), rec["reason"], spec)
+		require.Equal(t, interp, rec["interpreter"], spec)
+		require.Equal(t, float64(127), rec["status"], spec)
+		require.Equal(t, "confine: "+rec["error"].(string)+"\n", r.stderr, spec)
+		if foreign == "" {
+			continue
+		}
+		r = confine(t, spec, "--worktree", "$W", "--report-fd", "3", "--", foreign)
+		require.Equal(t, launch.ExitCannotExec, r.status, "%s: %s", spec, r.stderr)
+		lines = strings.Split(strings.TrimSuffix(r.raw, "\n"), "\n")
+		require.Len(t, lines, 2, "%s: %s", spec, r.raw)
+		require.NoError(t, json.Unmarshal([]byte(lines[1]), &rec))
+		require.Equal(t, string(report.WrongArch), rec["reason"], spec)
+		require.Equal(t, machine, rec["machine"], spec)
+		require.Equal(t, "ENOEXEC", rec["errno"], spec)
+		require.Contains(t, r.stderr, "ELF "+machine+" on ", spec)
+		require.Equal(t, 1, strings.Count(r.stderr, "\n"), "%s: %q", spec, r.stderr)
+	}
+}
+
+// foreignBinary builds a tiny Go program for the other architecture into dir (see cmd/confine's test).
+func foreignBinary(t *testing.T, gobin, dir string) (path, machine string) {
+	t.Helper()
+	goarch, machine := "arm64", "aarch64"
+	if runtime.GOARCH == "arm64" {
+		goarch, machine = "amd64", "x86_64"
+	}
+	src := filepath.Join(dir, "foreign-src")
+	require.NoError(t, os.MkdirAll(src, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(src, "main.go"), []byte("package main\n\nfunc main() { println(\"ran\") }\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(src, "go.mod"), []byte("module foreign\n\ngo 1.22\n"), 0o644))
+	path = filepath.Join(dir, "foreign-"+goarch)
+	if pre := os.Getenv(foreignEnv); pre != "" { // built beforehand (scripts/sandbox-test-nobody.sh)
+		path = pre
+	} else {
+		build := exec.Command(gobin, "build", "-o", path, ".")
+		build.Dir = src
+		build.Env = append(os.Environ(), "GOARCH="+goarch, "CGO_ENABLED=0", "GOWORK=off", "GOTOOLCHAIN=local", "GOFLAGS=")
+		out, err := build.CombinedOutput()
+		require.NoError(t, err, "GOARCH=%s go build: %s", goarch, out)
+	}
+	if err := exec.Command(path).Run(); err == nil {
+		t.Skipf("this host runs %s binaries (binfmt_misc, qemu-user): no exec failure to classify", goarch)
+	}
+	return path, machine
+}
+
+// missingInterpreterELF copies /bin/true into dir with its PT_INTERP pointing nowhere (see cmd/confine's test).
+func missingInterpreterELF(t *testing.T, dir string) (path, interp string) {
+	t.Helper()
+	f, err := elf.Open("/bin/true")
+	require.NoError(t, err)
+	defer f.Close()
+	var ph *elf.Prog
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			ph = p
+		}
+	}
+	if ph == nil {
+		t.Skip("/bin/true has no PT_INTERP here")
+	}
+	b, err := os.ReadFile("/bin/true")
+	require.NoError(t, err)
+	interp = "/nonexistent/ld.so"
+	require.Greater(t, int(ph.Filesz), len(interp))
+	field := b[ph.Off : ph.Off+ph.Filesz]
+	copy(field, make([]byte, len(field)))
+	copy(field, interp)
+	path = filepath.Join(dir, "true-no-interp")
+	require.NoError(t, os.WriteFile(path, b, 0o755))
+	return path, interp
+}
+
+// foreignEnv names a prebuilt binary of the other architecture (the tiny program foreignBinary builds), so that
+// a run as nobody need not build Go's runtime for it from a cold cache.
+const foreignEnv = "CONFINE_TEST_FOREIGN_BIN"
+
+// /dev/shm is a private tmpfs wherever the mount layer is built (in place, in the layered child, under the PID
+// namespace's init), with its rule on the tmpfs; without the layer it keeps no rule, stays the host's and
+// read-only, and the report says so.
+func TestDevShmIsPrivateOrReadOnly(t *testing.T) {
+	requireLandlock(t)
+	if fi, err := os.Stat("/dev/shm"); err != nil || !fi.IsDir() {
+		t.Skip("this host has no /dev/shm directory")
+	}
+	mark := "/dev/shm/confine-cli-" + strconv.Itoa(os.Getpid())
+	script := `echo x > "$1" && : > "$0"`
+	for _, spec := range []string{"abi=7,errata=0", "abi=5,errata=0"} {
+		r := confine(t, spec, "--worktree", "$W", "--report-fd", "3", "--", "/bin/sh", "-c", script, "$S", mark)
+		require.Equal(t, 0, r.status, "%s: %s", spec, r.stderr)
+		require.True(t, r.sentinel, spec)
+		require.Equal(t, "mount-layer", r.report["metadata"], spec)
+		require.Contains(t, r.raw, `"path":"/dev/shm"`, spec)
+		require.NoFileExists(t, mark, "%s: the host's /dev/shm was written", spec)
+	}
+	r := confine(t, "abi=7,errata=0,layer=off", "--worktree", "$W", "--report-fd", "3", "--", "/bin/sh", "-c", script, "$S", mark)
+	require.NotEqual(t, 0, r.status, r.stderr)
+	require.False(t, r.sentinel)
+	require.NoFileExists(t, mark)
+	require.NotContains(t, r.raw, `"path":"/dev/shm"`, "no rule on the host's /dev/shm")
+	require.Contains(t, fmt.Sprint(r.report["warnings"]), "no private /dev/shm")
+}
+
+// withoutTempVars is env without the temporary-directory variables confine warns about.
+func withoutTempVars(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		switch name, _, _ := strings.Cut(kv, "="); name {
+		case "TMPDIR", "TMP", "TEMP", "GOTMPDIR", "XDG_RUNTIME_DIR":
+		default:
+			out = append(out, kv)
+		}
+	}
+	return out
 }
