@@ -55,6 +55,9 @@ func Query(k Syscalls) (Status, error) {
 	case abi < 1:
 		return Status{}, fmt.Errorf("landlock_create_ruleset(VERSION): impossible ABI %d", abi)
 	}
+	if abi, err = capABI(abi); err != nil { // the identity unless built with -tags confine_abicap
+		return Status{}, err
+	}
 	st := Status{State: Available, ABI: abi}
 	// The errata query (added with errata fixes, backported to stable kernels) answers EINVAL where unknown.
 	if errata, err := k.CreateRuleset(0, unix.LANDLOCK_CREATE_RULESET_ERRATA); err == nil {
