@@ -48,9 +48,9 @@ type Result struct {
 
 // Column is one column of the matrix: one run (pass) of the suite, on one kernel (a VM or the host).
 type Column struct {
-	ID          string `json:"id"`             // manifest id (root pass), <id>@<pass> for another pass, or host-*
+	ID          string `json:"id"`                  // manifest id (root pass), <id>@<pass> for another pass, or host-*
 	VMKernel    string `json:"vm_kernel,omitempty"` // the manifest id of the VM this pass ran in
-	Pass        string `json:"pass,omitempty"`  // root or nobody (uid 65534), from the run's start event
+	Pass        string `json:"pass,omitempty"`      // root or nobody (uid 65534), from the run's start event
 	Release     string `json:"release"`
 	Arch        string `json:"arch"`
 	Accel       string `json:"accel,omitempty"`
@@ -64,22 +64,22 @@ type Column struct {
 	Confine     string `json:"confine"`
 	// ConfineSHA256 is the hex sha256 of the confine binary this run used (from its start event).
 	ConfineSHA256 string  `json:"confine_sha256,omitempty"`
-	LaunchMicros  int     `json:"launch_us,omitempty"`  // median wall time of one confine launch there
-	RunResult     string  `json:"run_result,omitempty"` // the VM runner's result: ok, fail or infra
-	Seconds       float64 `json:"seconds"`                // the VM, QEMU start to exit (both passes)
+	LaunchMicros  int     `json:"launch_us,omitempty"`     // median wall time of one confine launch there
+	RunResult     string  `json:"run_result,omitempty"`    // the VM runner's result: ok, fail or infra
+	Seconds       float64 `json:"seconds"`                 // the VM, QEMU start to exit (both passes)
 	GuestSeconds  float64 `json:"guest_seconds,omitempty"` // the payload in the guest (both passes)
 	SuiteSeconds  float64 `json:"suite_seconds,omitempty"` // this pass, from its final event
 	Error         string  `json:"error,omitempty"`
 	// Retries lists the VM runs that ended INFRA before this one and were retried (the VM runner retries once).
 	Retries []Retry `json:"retries,omitempty"`
 	// Evidence is what the watchdog collected before it killed QEMU (the guest's task states), INFRA only.
-	Evidence     []string `json:"evidence,omitempty"`
-	CmdlineExtra string   `json:"cmdline_extra,omitempty"`
-	ABICap       int      `json:"abi_cap,omitempty"`    // confine acted as this ABI (a confine_abicap build)
-	KernelABI    int      `json:"kernel_abi,omitempty"` // the kernel's own ABI, with ABICap
-	Package      string   `json:"package,omitempty"`
-	Version      string   `json:"version,omitempty"` // the kernel package version that ran (see vm/kernels.json's fallback)
-	PinnedVersion string  `json:"pinned_version,omitempty"`
+	Evidence      []string `json:"evidence,omitempty"`
+	CmdlineExtra  string   `json:"cmdline_extra,omitempty"`
+	ABICap        int      `json:"abi_cap,omitempty"`    // confine acted as this ABI (a confine_abicap build)
+	KernelABI     int      `json:"kernel_abi,omitempty"` // the kernel's own ABI, with ABICap
+	Package       string   `json:"package,omitempty"`
+	Version       string   `json:"version,omitempty"` // the kernel package version that ran (see vm/kernels.json's fallback)
+	PinnedVersion string   `json:"pinned_version,omitempty"`
 }
 
 // Retry is one VM run that ended INFRA and was retried.
