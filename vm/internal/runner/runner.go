@@ -80,7 +80,7 @@ func (e *SetupError) Unwrap() error { return e.Err }
 
 type prepared struct {
 	base, tools, payload []byte // gzip'd cpio per arch
-	accel         string
+	accel                string
 }
 
 // Run boots every target and returns one Record per target, in target order. An error is a *SetupError (nothing
