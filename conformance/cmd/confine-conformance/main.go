@@ -242,7 +242,7 @@ func startPass(args []string, uid int, w *events.Writer, stderr io.Writer) (*pas
 		}
 	}
 	if _, err := os.Stat("/var/tmp"); os.IsNotExist(err) {
-		if err := os.Mkdir("/var/tmp", 0o1777); err != nil {
+		if err := os.MkdirAll("/var/tmp", 0o1777); err != nil {
 			return nil, err
 		}
 		if err := os.Chmod("/var/tmp", 0o1777); err != nil {

@@ -455,7 +455,7 @@ func (o *Options) pickAccel(ctx context.Context, arch string, p *prepared, t Tar
 		return qemu.TCG
 	}
 	// A probe that failed costs its whole silence limit (15 s) on every run: its verdict is kept, keyed by what
-	// decides it (host kernel, QEMU binary, guest kernel image), and reused while those stay the same.
+	// decides it (host kernel, QEMU binary), and reused while those stay the same.
 	key := probeKey(arch, t)
 	memo := filepath.Join(o.Cache.Root, "accel", arch+".json")
 	var seen struct{ Key, Accel, Why string }
@@ -482,9 +482,9 @@ func (o *Options) pickAccel(ctx context.Context, arch string, p *prepared, t Tar
 	return accel
 }
 
-// probeKey identifies what a KVM probe's verdict depends on: the host kernel, the QEMU binary (path, size,
-// mtime) and the guest kernel image. "" when one of them cannot be read (then nothing is remembered).
-func probeKey(arch string, t Target) string {
+// probeKey identifies what a KVM probe's verdict depends on: the host kernel (and with it /dev/kvm) and the QEMU
+// binary (path, size, mtime). "" when one of them cannot be read (then nothing is remembered).
+func probeKey(arch string, _ Target) string {
 	var uts unix.Utsname
 	if unix.Uname(&uts) != nil {
 		return ""
@@ -501,7 +501,7 @@ func probeKey(arch string, t Target) string {
 	if err != nil {
 		return ""
 	}
-	return fmt.Sprintf("%s %s %d %d %s", unix.ByteSliceToString(uts.Release[:]), path, fi.Size(), fi.ModTime().UnixNano(), t.ImageSHA256)
+	return fmt.Sprintf("%s %s %d %d", unix.ByteSliceToString(uts.Release[:]), path, fi.Size(), fi.ModTime().UnixNano())
 }
 
 func (o *Options) runOne(ctx context.Context, t Target, p *prepared) Record {
