@@ -158,9 +158,14 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 		}
 		sort.Strings(names)
 		left := "?"
-		if done > 0 {
-			rest := doneSecs / float64(done) * float64(len(o.Targets)-done) / float64(o.Jobs)
-			left = fmt.Sprintf("~%.0fs", rest)
+		if done > 0 { // the running kernels' rest of a mean kernel, then the queued ones over the job slots
+			mean := doneSecs / float64(done)
+			var rest float64
+			for _, t := range running {
+				rest += max(0, mean-time.Since(t).Seconds())
+			}
+			rest += mean * float64(len(o.Targets)-done-len(running))
+			left = fmt.Sprintf("~%.0fs", rest/float64(o.Jobs))
 		}
 		return fmt.Sprintf("%d/%d done, %.0fs elapsed, %s left; running: %s", done, len(o.Targets),
 			time.Since(began).Seconds(), left, strings.Join(names, ", "))
