@@ -339,6 +339,9 @@ func configure(confine, scratchParent string, attempts int, destructive bool, ti
 		if err != nil {
 			return nil, env, fmt.Errorf("VM_EXPECTED_ABI=%q is not a number", s)
 		}
+		if abiCap > 0 {
+			n = min(n, abiCap) // confine acts as the cap; the report checks the kernel's own ABI (kernel_abi) against the manifest
+		}
 		cfg.ExpectedABI, env.ExpectedABI = &n, &n
 	}
 	if cfg.Scratch, err = makeScratch(scratchParent); err != nil {
