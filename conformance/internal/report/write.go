@@ -210,7 +210,7 @@ func (m *Matrix) Table(w io.Writer) {
 			launch = fmt.Sprintf(", launch %.1f ms", float64(k.LaunchMicros)/1000)
 		}
 		if k.ABICap > 0 {
-			exp += fmt.Sprintf(" (capped from the kernel's %d)", k.KernelABI)
+			exp = fmt.Sprintf(" (confine capped to it; the kernel's own ABI %d%s)", k.KernelABI, exp)
 		}
 		fmt.Fprintf(w, "  k%-2d %-22s %-8s %s, Landlock %s ABI %d%s, root=%v, toctou attempts %d%s%s\n",
 			i+1, k.ID, k.Arch, where, k.Landlock, k.ABI, exp, k.Root, k.Attempts, launch, k.timing())
