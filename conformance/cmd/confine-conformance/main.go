@@ -90,7 +90,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	keep := fs.Bool("keep", false, "keep the scratch directories")
 	expectFile := fs.String("expect", "", "gate the exit status on this reviewed expectations file (expected.yaml) instead of on plain failures")
 	timeout := fs.Duration("timeout", 2*time.Minute, "limit for each confine invocation")
-	caseTimeout := fs.Duration("case-timeout", 5*time.Minute, "limit for each case as a whole: a case still running then is killed and ends as FAIL with the reason (0: none)")
+	caseTimeout := fs.Duration("case-timeout", 3*time.Minute, "a case that goes this long without progress (no command it ran finishing) is killed and ends as FAIL with the reason; the run goes on (0: no bound)")
 	heartbeat := fs.Duration("heartbeat", 15*time.Second, "a running case prints a heartbeat line this often (0: never)")
 	alsoAs := fs.Int("also-as", -1, "when root: run the suite a second time, concurrently, as this uid and gid (e.g. 65534); events carry pass root or nobody, and the exit status covers both")
 	sequential := fs.Bool("sequential-passes", false, "with --also-as: run the second pass after the first instead of alongside it")

@@ -69,19 +69,26 @@ func (r *Runner) RunAll(cases []Case, env events.Env) events.Summary {
 }
 
 // RunOne runs one case: preconditions, fixtures, the invariant snapshot, the case, the invariant check. With
-// Cfg.CaseTimeout the case has its own bound: at the bound every process it started is killed; a case that still
-// does not return within boundGrace is abandoned. Either way it ends as FAIL with the bound as the reason, and
-// the runner goes on. With Cfg.Heartbeat a running case emits an output line that often.
+// Cfg.CaseTimeout the case has its own bound: when it goes that long without progress (no command it ran has
+// finished), every process it started is killed; a case that still does not return within boundGrace is
+// abandoned. Either way it ends as FAIL with the bound as the reason, and the runner goes on. The bound counts
+// idle time, not the case's whole time, so a race case that a loaded host slows down (200 confine starts take 30
+// s to 3 min under TCG) is never cut short while it makes progress. With Cfg.Heartbeat a running case emits an
+// output line that often.
 func (r *Runner) RunOne(c Case) Outcome {
 	start := time.Now()
 	r.emit(events.Event{Action: events.Run, Test: c.ID, Family: c.Family()})
 	r.textf("=== RUN   %s\n", c.ID)
-	ctx, cancel := context.Background(), context.CancelFunc(func() {})
-	if r.Cfg.CaseTimeout > 0 {
-		ctx, cancel = context.WithTimeout(ctx, r.Cfg.CaseTimeout)
-	}
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	t := &T{cfg: r.Cfg, c: &c, ctx: ctx}
+	t.progress.Store(start.UnixNano())
+	var check <-chan time.Time
+	if r.Cfg.CaseTimeout > 0 {
+		tk := time.NewTicker(min(r.Cfg.CaseTimeout/4, time.Second))
+		defer tk.Stop()
+		check = tk.C
+	}
 	done := make(chan struct{})
 	go func() { defer close(done); r.run(t, c) }()
 	var beat <-chan time.Time
@@ -98,12 +105,15 @@ func (r *Runner) RunOne(c Case) Outcome {
 			finished = true
 		case <-beat:
 			r.emit(events.Event{Action: events.Output, Test: c.ID,
-				Output: fmt.Sprintf("    heartbeat: %s running for %.0fs\n", c.ID, time.Since(start).Seconds())})
-		case <-ctx.Done():
-			// The bound: exec's context is this one, so every confine the case started is being killed now.
-			t.Errorf("case bound: still running after %s; its processes were killed", r.Cfg.CaseTimeout)
-			abandon = time.After(boundGrace)
-			ctx = context.Background() // fire once
+				Output: fmt.Sprintf("    heartbeat: %s running for %.0fs, %d commands finished\n", c.ID, time.Since(start).Seconds(), t.done.Load())})
+		case <-check:
+			if idle := time.Since(time.Unix(0, t.progress.Load())); idle > r.Cfg.CaseTimeout {
+				// The bound: exec's context is this one, so every command the case started is killed now.
+				t.Errorf("case bound: no progress for %s (no command it ran finished; %d had, in %.0fs); its processes were killed",
+					r.Cfg.CaseTimeout, t.done.Load(), time.Since(start).Seconds())
+				cancel()
+				abandon, check = time.After(boundGrace), nil
+			}
 		case <-abandon:
 			t.Errorf("case bound: did not return %s after its processes were killed; abandoned (its goroutine may still run)", boundGrace)
 			finished = true
@@ -166,7 +176,10 @@ func (r *Runner) run(t *T, c Case) {
 			t.Fatalf("invariant snapshot before: %v", err)
 		}
 	})
-	if t.failed || t.skipped {
+	t.mu.Lock()
+	stop := t.failed || t.skipped
+	t.mu.Unlock()
+	if stop {
 		return
 	}
 	guard(t, func() { c.Run(t) })

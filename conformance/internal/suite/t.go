@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -31,8 +32,9 @@ type Config struct {
 	Destructive bool          // allowed to attempt changes that, on failure, would damage the machine (/dev/null)
 	Attempts    int           // toctou attempts per case
 	Timeout     time.Duration // bound of each confine invocation
-	// CaseTimeout bounds each case as a whole (0: none): at the bound every confine the case started is killed and
-	// the case ends as FAIL with the reason; the runner goes on with the next case.
+	// CaseTimeout bounds how long a case may go without progress, i.e. without any command it ran finishing (0:
+	// no bound): then every command it started is killed and the case ends as FAIL with the reason; the runner
+	// goes on with the next case.
 	CaseTimeout time.Duration
 	// Heartbeat is how often a running case says it is still running (0: never): the VM runner's watchdog
 	// counts silence, and a race case under TCG runs for tens of seconds.
@@ -48,6 +50,9 @@ type T struct {
 	c    *Case
 	ctx  context.Context // ends at the case's bound
 	mu   sync.Mutex      // guards the verdict and the log: the bound and the heartbeat read them
+	// progress is when a command the case ran last finished (unix ns; the case's start before that), done how
+	// many have: the case bound counts idle time from progress.
+	progress, done atomic.Int64
 	Base string          // the case's private directory; everything in it except WT (and Unwatch-ed paths) is watched
 	WT   string          // the worktree: Base/wt
 	Out  string          // a populated directory outside the writable set: Base/outside
@@ -245,6 +250,8 @@ func (t *T) exec(path string, args []string, o Opts, rp, wp *os.File) Run {
 	}
 	err := cmd.Wait()
 	<-done
+	t.progress.Store(time.Now().UnixNano())
+	t.done.Add(1)
 	if parent.Err() != nil {
 		t.Fatalf("%s: killed at the case's bound (%s)", filepath.Base(path), t.cfg.CaseTimeout)
 	}
