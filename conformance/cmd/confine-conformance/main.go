@@ -16,6 +16,7 @@ package main
 import (
 	"bufio"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -349,6 +350,7 @@ func configure(confine, scratchParent string, attempts int, destructive bool, ti
 	}
 	if k.State == kabi.Available {
 		env.LaunchMicros = launchMedian(confine, cfg.Scratch)
+		env.Metadata = launchMetadata(confine, cfg.Scratch)
 	}
 	return cfg, env, nil
 }
@@ -370,6 +372,37 @@ func launchMedian(confine, dir string) int {
 	}
 	slices.Sort(times)
 	return int(times[len(times)/2].Microseconds())
+}
+
+// launchMetadata is the report's metadata field (mount-layer or seccomp-deny) of one plain launch here, or "".
+// It says which layer closes metadata changes for this user on this kernel: where unprivileged user namespaces
+// are disabled, a non-root launch must fall back to seccomp-deny.
+func launchMetadata(confine, dir string) string {
+	yes, err := exec.LookPath("true")
+	if err != nil {
+		return ""
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return ""
+	}
+	defer r.Close()
+	cmd := exec.Command(confine, "--report-fd", "3", "--worktree", dir, "--", yes)
+	cmd.ExtraFiles = []*os.File{w}
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		return ""
+	}
+	b, _ := io.ReadAll(r)
+	cmd.Wait()
+	var rep struct {
+		Metadata string `json:"metadata"`
+	}
+	if json.Unmarshal(b, &rep) != nil {
+		return ""
+	}
+	return rep.Metadata
 }
 
 // makeScratch creates the run's scratch directory under the first usable parent. It must not be under /tmp or

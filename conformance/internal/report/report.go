@@ -75,6 +75,7 @@ type Column struct {
 	// Evidence is what the watchdog collected before it killed QEMU (the guest's task states), INFRA only.
 	Evidence      []string `json:"evidence,omitempty"`
 	CmdlineExtra  string   `json:"cmdline_extra,omitempty"`
+	Metadata      string   `json:"metadata,omitempty"` // mount-layer or seccomp-deny: a plain launch's report there
 	ABICap        int      `json:"abi_cap,omitempty"`    // confine acted as this ABI (a confine_abicap build)
 	KernelABI     int      `json:"kernel_abi,omitempty"` // the kernel's own ABI, with ABICap
 	Package       string   `json:"package,omitempty"`
@@ -316,7 +317,7 @@ func (m *Matrix) addRun(k Column, evs []events.Event, exp *expect.File, caseIDs 
 		k.Root, k.Git, k.Attempts, k.Confine = start.Root, start.Git, start.Attempts, start.Confine
 		k.LaunchMicros, k.ConfineSHA256 = start.LaunchMicros, start.ConfineSHA256
 		k.VM = k.VM || start.VMKernelID != ""
-		k.Pass, k.ABICap, k.KernelABI = start.Pass, start.ABICap, start.KernelABI
+		k.Pass, k.ABICap, k.KernelABI, k.Metadata = start.Pass, start.ABICap, start.KernelABI, start.Metadata
 	}
 	// A VM run that ended without a verified result leaves its missing verdicts unknown, not failed.
 	infra := k.RunResult == "infra"
@@ -363,6 +364,19 @@ func (m *Matrix) addRun(k Column, evs []events.Event, exp *expect.File, caseIDs 
 			r.Reason = fmt.Sprintf("kernel reports Landlock %s ABI %d, vm/kernels.json expects %s ABI %d", k.Landlock, kabi, mk.Landlock, mk.ABI)
 			m.add(r)
 		}
+	}
+	// A kernel booted without user namespaces proves the fallback: an unprivileged launch there can make no mount
+	// namespace, so the metadata layer must be the seccomp denial, never a silent mount-layer claim.
+	if strings.Contains(k.CmdlineExtra, "max_user_namespaces=0") && !k.Root && k.Landlock == "available" {
+		r := base
+		r.Family, r.Case, r.Expected = "vm", "vm/userns-fallback", expect.Pass
+		r.Outcome = expect.Pass
+		if k.Metadata != "seccomp-deny" {
+			r.Outcome = expect.Fail
+			r.Reason = fmt.Sprintf("user namespaces are disabled (%s) and the suite ran unprivileged, yet a launch reported metadata %q, want seccomp-deny",
+				k.CmdlineExtra, k.Metadata)
+		}
+		m.add(r)
 	}
 	env := expect.Env{Landlock: k.Landlock, ABI: k.ABI, Git: k.Git, VM: k.VM, Arch: k.Arch, Root: k.Root, Cmdline: k.CmdlineExtra}
 	for _, id := range caseIDs {

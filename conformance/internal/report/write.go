@@ -209,6 +209,9 @@ func (m *Matrix) Table(w io.Writer) {
 		if k.LaunchMicros > 0 {
 			launch = fmt.Sprintf(", launch %.1f ms", float64(k.LaunchMicros)/1000)
 		}
+		if k.Metadata != "" {
+			launch += ", metadata " + k.Metadata
+		}
 		if k.ABICap > 0 {
 			exp = fmt.Sprintf(" (confine capped to it; the kernel's own ABI %d%s)", k.KernelABI, exp)
 		}
