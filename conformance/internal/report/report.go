@@ -75,7 +75,7 @@ type Column struct {
 	// Evidence is what the watchdog collected before it killed QEMU (the guest's task states), INFRA only.
 	Evidence      []string `json:"evidence,omitempty"`
 	CmdlineExtra  string   `json:"cmdline_extra,omitempty"`
-	Metadata      string   `json:"metadata,omitempty"` // mount-layer or seccomp-deny: a plain launch's report there
+	Metadata      string   `json:"metadata,omitempty"`   // mount-layer or seccomp-deny: a plain launch's report there
 	ABICap        int      `json:"abi_cap,omitempty"`    // confine acted as this ABI (a confine_abicap build)
 	KernelABI     int      `json:"kernel_abi,omitempty"` // the kernel's own ABI, with ABICap
 	Package       string   `json:"package,omitempty"`

@@ -145,7 +145,7 @@ var failClosedCases = []Case{{
 	Rationale: "--backend bwrap on a machine without a working bwrap must not fall back to anything (least of all " +
 		"to no sandbox): the caller asked for one specific mechanism.",
 	Expect: []Expect{{"any (bwrap hidden from PATH by the case)", "exit 125, reason backend-unavailable, no sentinel"}},
-	Setup: func(t *T) { t.Mkdir(t.Base + "/empty-path") },
+	Setup:  func(t *T) { t.Mkdir(t.Base + "/empty-path") },
 	Run: func(t *T) {
 		// The case arranges bwrap's absence itself, so the verdict does not depend on the machine: confine runs
 		// with PATH set to an empty directory (the helper is named by its absolute path).

@@ -46,16 +46,16 @@ type Config struct {
 
 // T is a running case: its directories, its verdict and its log.
 type T struct {
-	cfg  *Config
-	c    *Case
-	ctx  context.Context // ends at the case's bound
-	mu   sync.Mutex      // guards the verdict and the log: the bound and the heartbeat read them
+	cfg *Config
+	c   *Case
+	ctx context.Context // ends at the case's bound
+	mu  sync.Mutex      // guards the verdict and the log: the bound and the heartbeat read them
 	// progress is when a command the case ran last finished (unix ns; the case's start before that), done how
 	// many have: the case bound counts idle time from progress.
 	progress, done atomic.Int64
-	Base string          // the case's private directory; everything in it except WT (and Unwatch-ed paths) is watched
-	WT   string          // the worktree: Base/wt
-	Out  string          // a populated directory outside the writable set: Base/outside
+	Base           string // the case's private directory; everything in it except WT (and Unwatch-ed paths) is watched
+	WT             string // the worktree: Base/wt
+	Out            string // a populated directory outside the writable set: Base/outside
 
 	watch, unwatch []string
 	wtWatched      bool
