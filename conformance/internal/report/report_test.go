@@ -53,6 +53,7 @@ type run struct {
 	record       string // the VM record's result
 	pass         string // the events' pass ("" for a single run)
 	also         *run   // a second pass in the same stream (interleaved with the first)
+	metadata     string // the start event's metadata
 	extra        map[string]any
 }
 
@@ -79,7 +80,7 @@ func writeRun(t *testing.T, dir string, r run) {
 		ws[i] = events.NewWriter(&out)
 		ws[i].SetPass(p.pass)
 		ws[i].Emit(events.Event{Action: events.Start, Env: &events.Env{Kernel: r.id + "-release", Arch: "x86_64", Landlock: r.landlock,
-			ABI: r.abi, Git: r.git, VMKernelID: r.id, Root: p.pass != "nobody", Attempts: 100, Pass: p.pass}})
+			ABI: r.abi, Git: r.git, VMKernelID: r.id, Root: p.pass != "nobody", Attempts: 100, Pass: p.pass, Metadata: p.metadata}})
 	}
 	for _, id := range ids { // the passes interleave, as they do when they run concurrently
 		for i, p := range passes {
@@ -265,4 +266,22 @@ func TestMatrixPassesAndInfra(t *testing.T) {
 	html, _ := os.ReadFile(filepath.Join(dir, "out", "matrix.html"))
 	assert.Contains(t, string(html), `class="INFRA`)
 	assert.Contains(t, string(html), "watchdog evidence")
+}
+
+// TestUsernsFallback: on the kernel booted without user namespaces the unprivileged pass must report the seccomp
+// fallback; a mount-layer claim there fails.
+func TestUsernsFallback(t *testing.T) {
+	v := map[string][2]string{"boundary/write-inside": {"pass", ""}}
+	cmd := map[string]any{"cmdline_extra": "sysctl.user.max_user_namespaces=0"}
+	m, _ := build(t,
+		run{id: "6.1-amd64", landlock: "available", abi: 2, record: "ok", finished: true, pass: "root", verdicts: v, metadata: "mount-layer",
+			extra: cmd, also: &run{pass: "nobody", finished: true, verdicts: v, metadata: "seccomp-deny"}},
+		run{id: "7.3-arm64", landlock: "available", abi: 11, record: "ok", finished: true, pass: "root", verdicts: v, metadata: "mount-layer",
+			extra: cmd, also: &run{pass: "nobody", finished: true, verdicts: v, metadata: "mount-layer"}},
+	)
+	assert.Equal(t, expect.Pass, cell(m, "6.1-amd64@nobody", "vm/userns-fallback").Outcome)
+	assert.Equal(t, "", cell(m, "6.1-amd64", "vm/userns-fallback").Outcome, "the root pass needs no user namespace")
+	bad := cell(m, "7.3-arm64@nobody", "vm/userns-fallback")
+	assert.Equal(t, expect.Fail, bad.Outcome)
+	assert.Contains(t, bad.Reason, `metadata "mount-layer", want seccomp-deny`)
 }
