@@ -10,8 +10,15 @@ start=$(date +%s)
 rm -rf "$reports/vm" "$reports/conformance"
 mkdir -p "$reports/vm"
 rc=0
-"$vm" run --jobs "$jobs" --results "$reports/vm" "$@" --payload "$payload/{arch}" -- \
-	/payload/confine-conformance --confine /payload/confine --json --toctou-attempts "$attempts" \
+# Each VM runs the suite twice, concurrently: as root and as uid 65534 (--also-as); a kernel entry with abi_cap
+# runs the confine_abicap test build. Every case has its own bound (--case-timeout: time without progress, so a
+# slow race case under load is never cut short) and prints heartbeats, so a
+# silent console means the guest itself is stuck: the watchdog then collects its task states, and vm run retries
+# that kernel once. The guest timeout is only a backstop (a case bounds itself): 7.3-arm64 took 14 min for both
+# passes at load 10 on 2 cores.
+"$vm" run --jobs "$jobs" --results "$reports/vm" --timeout "${MATRIX_GUEST_TIMEOUT:-40m}" "$@" --payload "$payload/{arch}" -- \
+	/payload/confine-conformance --confine /payload/confine --abicap-confine /payload/confine-abicap \
+	--also-as 65534 --case-timeout "${MATRIX_CASE_TIMEOUT:-3m}" --json --toctou-attempts "$attempts" \
 	--expect /payload/expected.yaml || rc=$?
 # In the guest the runner exits 0 when every outcome is the reviewed one, so vm run says ok per kernel; it exits
 # non-zero when a payload deviated or a VM failed. The report below, over every kernel, is the verdict.

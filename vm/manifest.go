@@ -30,6 +30,10 @@ type Kernel struct {
 	Landlock string `json:"landlock"`          // LandlockAvailable, LandlockAbsent or LandlockDisabled
 	ABI      int    `json:"abi"`               // expected landlock_create_ruleset VERSION result; 0 unless available
 	Cmdline  string `json:"cmdline,omitempty"` // extra kernel command line, space separated (e.g. an lsm= list)
+	// ABICap, when > 0, asks the payload to make confine act as this lower ABI (VM_ABI_CAP in the guest; the
+	// conformance runner uses a confine_abicap test build for it): an ABI no Debian kernel has runs on this
+	// kernel. ABI stays the kernel's own answer.
+	ABICap int `json:"abi_cap,omitempty"`
 }
 
 // ExpectedABI renders the expectation the way the matrix table shows it (RenderABI of Landlock and ABI).
@@ -56,7 +60,31 @@ type Manifest struct {
 	Comment    string   `json:"comment"`
 	AptSources []string `json:"apt_sources"` // one-line-style apt sources; the archive key is the system's
 	Busybox    Package  `json:"busybox"`     // busybox-static, providing the guest's /bin/sh and applets
-	Kernels    []Kernel `json:"kernels"`
+	// GuestTools are dynamically linked tools (git, bwrap) and their libraries, put into every guest.
+	GuestTools        []Tool   `json:"guest_tools,omitempty"`
+	GuestToolsComment string   `json:"guest_tools_comment,omitempty"`
+	Kernels           []Kernel `json:"kernels"`
+}
+
+// Tool is one pinned Debian package and the files taken from it: Files are [guest path, package member] pairs,
+// where "{triplet}" is the arch's multiarch triplet and "{ld}" its dynamic loader's file name.
+type Tool struct {
+	Package string      `json:"package"`
+	Version string      `json:"version"`
+	Files   [][2]string `json:"files"`
+}
+
+// Triplet and Loader name an arch's multiarch directory and dynamic loader (its programs' PT_INTERP is
+// LoaderPath).
+var (
+	Triplet    = map[string]string{"amd64": "x86_64-linux-gnu", "arm64": "aarch64-linux-gnu"}
+	Loader     = map[string]string{"amd64": "ld-linux-x86-64.so.2", "arm64": "ld-linux-aarch64.so.1"}
+	LoaderPath = map[string]string{"amd64": "/lib64/ld-linux-x86-64.so.2", "arm64": "/lib/ld-linux-aarch64.so.1"}
+)
+
+// Expand replaces {triplet} and {ld} for arch.
+func Expand(s, arch string) string {
+	return strings.NewReplacer("{triplet}", Triplet[arch], "{ld}", Loader[arch]).Replace(s)
 }
 
 // Arches are the guest architectures the runner supports, as Debian and Go name them.
@@ -100,6 +128,8 @@ func Parse(b []byte) (*Manifest, error) {
 			return nil, fmt.Errorf("kernel manifest: %s: landlock available needs abi >= 1", k.ID)
 		case (k.Landlock == LandlockAbsent || k.Landlock == LandlockDisabled) && k.ABI != 0:
 			return nil, fmt.Errorf("kernel manifest: %s: landlock %s needs abi 0", k.ID, k.Landlock)
+		case k.ABICap < 0 || (k.ABICap > 0 && k.ABICap >= k.ABI):
+			return nil, fmt.Errorf("kernel manifest: %s: abi_cap %d must be below the kernel's ABI %d (a cap can only lower it)", k.ID, k.ABICap, k.ABI)
 		case k.Landlock != LandlockAvailable && k.Landlock != LandlockAbsent && k.Landlock != LandlockDisabled:
 			return nil, fmt.Errorf("kernel manifest: %s: landlock %q, want available, absent or disabled", k.ID, k.Landlock)
 		}

@@ -37,6 +37,35 @@ func TestManifestLoads(t *testing.T) {
 	}
 	assert.Equal(t, "6", byID["6.12-amd64"].ExpectedABI())
 	assert.Equal(t, "disabled", d.ExpectedABI())
+	// Issue 13: a kernel without unprivileged user namespaces, and ABI-capped columns for the ABIs no Debian
+	// kernel has.
+	assert.Contains(t, byID["6.12-amd64-nouserns"].Cmdline, "sysctl.user.max_user_namespaces=0")
+	caps := map[int]bool{}
+	for _, k := range m.Kernels {
+		if k.ABICap > 0 {
+			caps[k.ABICap] = true
+			assert.Less(t, k.ABICap, k.ABI, k.ID)
+		}
+	}
+	assert.Equal(t, map[int]bool{1: true, 3: true, 4: true, 5: true}, caps)
+	// The guest tools name a file for git, bwrap and the loader.
+	var files []string
+	for _, tl := range m.GuestTools {
+		for _, f := range tl.Files {
+			files = append(files, Expand(f[0], "arm64"))
+		}
+	}
+	assert.Contains(t, files, "/usr/bin/git")
+	assert.Contains(t, files, "/usr/bin/bwrap")
+	assert.Contains(t, files, "/usr/lib/aarch64-linux-gnu/ld-linux-aarch64.so.1")
+}
+
+func TestParseRejectsABICapNotBelow(t *testing.T) {
+	base := `{"schema":"confine.vm.kernels/v1","apt_sources":["deb x y z"],"busybox":{"package":"b","version":"1"},"kernels":[%s]}`
+	_, err := Parse([]byte(fmt.Sprintf(base, `{"id":"k","arch":"amd64","package":"linux-image-x-amd64","version":"1","landlock":"available","abi":6,"abi_cap":6}`)))
+	require.ErrorContains(t, err, "abi_cap 6 must be below")
+	_, err = Parse([]byte(fmt.Sprintf(base, `{"id":"k","arch":"amd64","package":"linux-image-x-amd64","version":"1","landlock":"available","abi":6,"abi_cap":3}`)))
+	require.NoError(t, err)
 }
 
 func TestParseRejects(t *testing.T) {

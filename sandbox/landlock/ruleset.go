@@ -56,6 +56,9 @@ func Query(k Syscalls) (Status, error) {
 	case abi < 1:
 		return Status{}, msg.Err("landlock_create_ruleset(VERSION): impossible ABI ", abi)
 	}
+	if abi, err = capABI(abi); err != nil { // the identity unless built with -tags confine_abicap
+		return Status{}, err
+	}
 	st := Status{State: Available, ABI: abi}
 	// The errata query (added with errata fixes, backported to stable kernels) answers EINVAL where unknown.
 	if errata, err := k.CreateRuleset(0, 0, unix.LANDLOCK_CREATE_RULESET_ERRATA); err == nil {

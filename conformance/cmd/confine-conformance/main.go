@@ -14,7 +14,9 @@ package main
 //go:generate sh -c "go run . cases > ../../CASES.md"
 
 import (
+	"bufio"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -25,6 +27,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -87,6 +91,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	keep := fs.Bool("keep", false, "keep the scratch directories")
 	expectFile := fs.String("expect", "", "gate the exit status on this reviewed expectations file (expected.yaml) instead of on plain failures")
 	timeout := fs.Duration("timeout", 2*time.Minute, "limit for each confine invocation")
+	caseTimeout := fs.Duration("case-timeout", 3*time.Minute, "a case that goes this long without progress (no command it ran finishing) is killed and ends as FAIL with the reason; the run goes on (0: no bound)")
+	heartbeat := fs.Duration("heartbeat", 15*time.Second, "a running case prints a heartbeat line this often (0: never)")
+	alsoAs := fs.Int("also-as", -1, "when root: run the suite a second time, concurrently, as this uid and gid (e.g. 65534); events carry pass root or nobody, and the exit status covers both")
+	sequential := fs.Bool("sequential-passes", false, "with --also-as: run the second pass after the first instead of alongside it")
+	passName := fs.String("pass", "", "name this run's events (set for the --also-as pass)")
+	abiCap := fs.Int("abi-cap", 0, "make confine act as this Landlock ABI (needs --abicap-confine, a confine_abicap test build; default: $VM_ABI_CAP)")
+	abiCapConfine := fs.String("abicap-confine", "", "the confine_abicap test build of the launcher, used instead of --confine when an ABI cap is set")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: confine-conformance --confine PATH [--family F] [--case ID] [--json] [flags]\n       confine-conformance report|cases|list …")
 		fs.PrintDefaults()
@@ -114,16 +125,34 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	cfg, env, err := configure(*confine, *scratch, *attempts, *destructive, *timeout)
+	if *abiCap == 0 && os.Getenv("VM_ABI_CAP") != "" {
+		if *abiCap, err = strconv.Atoi(os.Getenv("VM_ABI_CAP")); err != nil || *abiCap < 1 {
+			return fail("VM_ABI_CAP=%q is not an ABI >= 1", os.Getenv("VM_ABI_CAP"))
+		}
+	}
+	if *abiCap > 0 {
+		if *abiCapConfine == "" {
+			return fail("an ABI cap (%d) needs --abicap-confine, a launcher built with -tags confine_abicap", *abiCap)
+		}
+		*confine = *abiCapConfine
+	}
+	root := os.Geteuid() == 0
+	if *alsoAs >= 0 && root && *passName == "" {
+		*passName = "root"
+	}
+	cfg, env, err := configure(*confine, *scratch, *attempts, *destructive, *timeout, *abiCap)
 	if err != nil {
 		return fail("%v", err)
 	}
+	cfg.CaseTimeout, cfg.Heartbeat = *caseTimeout, *heartbeat
+	env.Pass, env.CaseSeconds = *passName, caseTimeout.Seconds()
 	if !*keep {
 		defer os.RemoveAll(cfg.Scratch)
 	}
 	r := &suite.Runner{Cfg: cfg, Keep: *keep}
 	if *jsonOut {
 		r.JSON = events.NewWriter(stdout)
+		r.JSON.SetPass(*passName)
 	} else {
 		r.Text = stdout
 	}
@@ -137,15 +166,36 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return fail("%v", err)
 		}
 	}
+	var second *pass
+	if *alsoAs >= 0 && root {
+		if !*jsonOut {
+			return fail("--also-as needs --json (the two passes' events are interleaved)")
+		}
+		if second, err = startPass(args, *alsoAs, r.JSON, stderr); err != nil {
+			return fail("%v", err)
+		}
+		if *sequential {
+			second.wait()
+		}
+	} else if *alsoAs >= 0 {
+		fmt.Fprintf(stderr, "confine-conformance: --also-as %d ignored: not root, this run is the unprivileged one\n", *alsoAs)
+	}
 	sum := r.RunAll(cases, env)
+	secondRC := 0
+	if second != nil {
+		if secondRC = second.wait(); secondRC > 1 {
+			fmt.Fprintf(stderr, "confine-conformance: the pass as uid %d could not run (exit %d)\n", *alsoAs, secondRC)
+		}
+	}
 	if exp == nil {
-		if sum.Fail > 0 {
-			return 1
+		if sum.Fail > 0 || secondRC != 0 {
+			return max(1, secondRC)
 		}
 		return 0
 	}
 	// The same verdict as the matrix report: every outcome as reviewed, an expected failure included.
-	xenv := expect.Env{Landlock: env.Landlock, ABI: env.ABI, Git: env.Git, VM: cfg.InVM, Arch: env.Arch}
+	xenv := expect.Env{Landlock: env.Landlock, ABI: env.ABI, Git: env.Git, VM: cfg.InVM, Arch: env.Arch, Root: env.Root,
+		Cmdline: os.Getenv("VM_CMDLINE_EXTRA")}
 	bad := 0
 	for _, o := range r.Outcomes {
 		shown, dev := exp.For(o.ID, xenv).Verdict(strings.ToUpper(o.Action))
@@ -154,14 +204,89 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "confine-conformance: %s: %s %s\n", o.ID, shown, dev)
 		}
 	}
-	if bad > 0 {
-		return 1
+	if bad > 0 || secondRC != 0 {
+		return max(1, secondRC)
 	}
 	return 0
 }
 
+// pass is the suite's second run, as an unprivileged uid, whose events are relayed into this run's stream.
+type pass struct {
+	cmd     *exec.Cmd
+	relayed chan struct{}
+	rc      int
+	once    sync.Once
+}
+
+// startPass re-executes this binary with args (less --also-as) as uid:gid, no supplementary groups, named
+// "nobody" for 65534 else "uid-N". Its scratch parent /var/tmp is created (mode 1777) when missing, as in the
+// VM guest. Each line it prints is relayed whole into w; its stderr is ours.
+func startPass(args []string, uid int, w *events.Writer, stderr io.Writer) (*pass, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	name := fmt.Sprintf("uid-%d", uid)
+	if uid == 65534 {
+		name = "nobody"
+	}
+	var child []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--also-as" || a == "-also-as" || a == "--pass" || a == "-pass":
+			i++
+		case strings.HasPrefix(a, "--also-as=") || strings.HasPrefix(a, "-also-as=") || strings.HasPrefix(a, "--pass=") ||
+			a == "--sequential-passes" || a == "-sequential-passes":
+		default:
+			child = append(child, a)
+		}
+	}
+	if _, err := os.Stat("/var/tmp"); os.IsNotExist(err) {
+		if err := os.MkdirAll("/var/tmp", 0o1777); err != nil {
+			return nil, err
+		}
+		if err := os.Chmod("/var/tmp", 0o1777); err != nil {
+			return nil, err
+		}
+	}
+	p := &pass{cmd: exec.Command(self, append([]string{"--pass", name}, child...)...), relayed: make(chan struct{})}
+	p.cmd.Dir = "/"
+	p.cmd.Stderr = stderr
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid), Groups: []uint32{}}}
+	out, err := p.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("the pass as uid %d: %w", uid, err)
+	}
+	go func() {
+		defer close(p.relayed)
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			w.Raw(sc.Bytes())
+		}
+	}()
+	return p, nil
+}
+
+// wait returns the pass's exit status once its output is relayed (-1 when it did not exit normally: 2).
+func (p *pass) wait() int {
+	p.once.Do(func() {
+		<-p.relayed
+		err := p.cmd.Wait()
+		p.rc = p.cmd.ProcessState.ExitCode()
+		if err != nil && p.rc <= 0 {
+			p.rc = 2
+		}
+	})
+	return p.rc
+}
+
 // configure resolves the binaries, asks the kernel, reads the VM runner's environment and makes the scratch dir.
-func configure(confine, scratchParent string, attempts int, destructive bool, timeout time.Duration) (*suite.Config, events.Env, error) {
+func configure(confine, scratchParent string, attempts int, destructive bool, timeout time.Duration, abiCap int) (*suite.Config, events.Env, error) {
 	var env events.Env
 	confine, err := filepath.Abs(confine)
 	if err != nil {
@@ -186,6 +311,10 @@ func configure(confine, scratchParent string, attempts int, destructive bool, ti
 	if err != nil {
 		return nil, env, fmt.Errorf("landlock_create_ruleset: %w", err)
 	}
+	kernelABI := k.ABI
+	if abiCap > 0 && k.ABI > abiCap {
+		k.ABI = abiCap // what confine acts as: the cases' needs and the expectations follow it
+	}
 	var uts unix.Utsname
 	if err := unix.Uname(&uts); err != nil {
 		return nil, env, fmt.Errorf("uname: %w", err)
@@ -197,12 +326,22 @@ func configure(confine, scratchParent string, attempts int, destructive bool, ti
 		VMKernelID: os.Getenv("VM_KERNEL_ID"), Confine: strings.TrimSpace(string(out)), Attempts: attempts,
 		ConfineSHA256: fmt.Sprintf("%x", sha256.Sum256(bin)),
 	}
+	if abiCap > 0 {
+		env.ABICap, env.KernelABI = abiCap, kernelABI
+	}
 	cfg := &suite.Config{Confine: confine, Self: self, Landlock: k, InVM: env.VMKernelID != "", Destructive: destructive,
 		Attempts: attempts, Timeout: timeout}
+	if abiCap > 0 {
+		cfg.Env = []string{"CONFINE_TEST_ABI_CAP=" + strconv.Itoa(abiCap)}
+		os.Setenv("CONFINE_TEST_ABI_CAP", strconv.Itoa(abiCap)) // for confine version and the launch median too
+	}
 	if s := os.Getenv("VM_EXPECTED_ABI"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil {
 			return nil, env, fmt.Errorf("VM_EXPECTED_ABI=%q is not a number", s)
+		}
+		if abiCap > 0 {
+			n = min(n, abiCap) // confine acts as the cap; the report checks the kernel's own ABI (kernel_abi) against the manifest
 		}
 		cfg.ExpectedABI, env.ExpectedABI = &n, &n
 	}
@@ -211,6 +350,7 @@ func configure(confine, scratchParent string, attempts int, destructive bool, ti
 	}
 	if k.State == kabi.Available {
 		env.LaunchMicros = launchMedian(confine, cfg.Scratch)
+		env.Metadata = launchMetadata(confine, cfg.Scratch)
 	}
 	return cfg, env, nil
 }
@@ -232,6 +372,37 @@ func launchMedian(confine, dir string) int {
 	}
 	slices.Sort(times)
 	return int(times[len(times)/2].Microseconds())
+}
+
+// launchMetadata is the report's metadata field (mount-layer or seccomp-deny) of one plain launch here, or "".
+// It says which layer closes metadata changes for this user on this kernel: where unprivileged user namespaces
+// are disabled, a non-root launch must fall back to seccomp-deny.
+func launchMetadata(confine, dir string) string {
+	yes, err := exec.LookPath("true")
+	if err != nil {
+		return ""
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return ""
+	}
+	defer r.Close()
+	cmd := exec.Command(confine, "--report-fd", "3", "--worktree", dir, "--", yes)
+	cmd.ExtraFiles = []*os.File{w}
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		return ""
+	}
+	b, _ := io.ReadAll(r)
+	cmd.Wait()
+	var rep struct {
+		Metadata string `json:"metadata"`
+	}
+	if json.Unmarshal(b, &rep) != nil {
+		return ""
+	}
+	return rep.Metadata
 }
 
 // makeScratch creates the run's scratch directory under the first usable parent. It must not be under /tmp or

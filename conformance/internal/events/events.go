@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"io"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -40,6 +41,9 @@ type Event struct {
 	Attempts int      `json:",omitempty"` // for race cases: how many attempts ran
 	Env      *Env     `json:",omitempty"` // on "start" only
 	Summary  *Summary `json:",omitempty"` // on the final package-level event only
+	// Pass names the run an event belongs to when one stream carries several (the VM guest runs the suite as
+	// root and as an unprivileged uid, interleaved): "root", "nobody"; empty for a single run.
+	Pass string `json:",omitempty"`
 }
 
 // Env describes where the suite ran. The report tool keys expectations on it.
@@ -61,6 +65,17 @@ type Env struct {
 	// LaunchMicros is the median wall time of `confine --worktree DIR -- true` here, in microseconds, over
 	// LaunchRuns launches: under emulation it is what the suite's time is mostly made of.
 	LaunchMicros int `json:"launch_us,omitempty"`
+	// Metadata is the report's metadata field of one plain launch (mount-layer or seccomp-deny): which layer
+	// closes metadata changes for this user on this kernel.
+	Metadata string `json:"metadata,omitempty"`
+	// Pass is this run's name where one stream carries several: "root" or "nobody" (the uid it ran as).
+	Pass string `json:"pass,omitempty"`
+	// ABICap, when > 0, is the Landlock ABI confine was told to act as (a confine_abicap test build only); ABI is
+	// then min(KernelABI, ABICap) and KernelABI is the kernel's own answer.
+	ABICap    int `json:"abi_cap,omitempty"`
+	KernelABI int `json:"kernel_abi,omitempty"`
+	// CaseSeconds is each case's own time bound: a case still running then ends as FAIL.
+	CaseSeconds float64 `json:"case_seconds,omitempty"`
 }
 
 // LaunchRuns is how many launches LaunchMicros is the median of.
@@ -74,16 +89,43 @@ type Summary struct {
 }
 
 // Writer emits events as JSON Lines (one event per line).
-type Writer struct{ enc *json.Encoder }
+// Emit may be called from several goroutines (a case's heartbeat, a second pass's relay): each event is one
+// write of one line.
+type Writer struct {
+	mu   sync.Mutex
+	w    io.Writer
+	pass string
+}
 
 // NewWriter returns a Writer on w.
-func NewWriter(w io.Writer) *Writer { return &Writer{enc: json.NewEncoder(w)} }
+func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
+
+// SetPass tags every event emitted from now on with pass (see Event.Pass).
+func (w *Writer) SetPass(pass string) { w.mu.Lock(); w.pass = pass; w.mu.Unlock() }
+
+// Raw writes line (one JSON event, as another run emitted it) followed by a newline, between whole events.
+func (w *Writer) Raw(line []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, err := w.w.Write(append(append([]byte(nil), line...), '\n'))
+	return err
+}
 
 // Emit writes e, filling Time and Package.
 func (w *Writer) Emit(e Event) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	e.Time = time.Now().UTC()
 	e.Package = Package
-	return w.enc.Encode(e)
+	if e.Pass == "" {
+		e.Pass = w.pass
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	_, err = w.w.Write(append(b, '\n'))
+	return err
 }
 
 // Read parses a stream, keeping every line that is an event of this package and ignoring other lines (kernel

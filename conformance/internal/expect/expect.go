@@ -48,6 +48,10 @@ type When struct {
 	Git      *bool    `yaml:"git"`      // git on PATH where the suite ran
 	VM       *bool    `yaml:"vm"`       // ran as the VM runner's payload
 	Arch     []string `yaml:"arch"`     // uname -m: x86_64, aarch64
+	Root     *bool    `yaml:"root"`     // the suite ran as root (false: the unprivileged pass)
+	// Cmdline matches when the VM's extra kernel command line contains this text (e.g.
+	// "sysctl.user.max_user_namespaces=0").
+	Cmdline string `yaml:"cmdline"`
 }
 
 // Env is what a rule is matched against (from the run's start event).
@@ -57,6 +61,8 @@ type Env struct {
 	Git      bool
 	VM       bool
 	Arch     string
+	Root     bool
+	Cmdline  string // the VM's extra kernel command line
 }
 
 // Expectation is the outcome expected for one case on one Env.
@@ -172,7 +178,9 @@ func (r Rule) matches(id string, env Env) bool {
 		(w.ABI == "" || (env.ABI >= lo && env.ABI <= hi)) &&
 		(w.Git == nil || *w.Git == env.Git) &&
 		(w.VM == nil || *w.VM == env.VM) &&
-		(len(w.Arch) == 0 || in(w.Arch, env.Arch))
+		(len(w.Arch) == 0 || in(w.Arch, env.Arch)) &&
+		(w.Root == nil || *w.Root == env.Root) &&
+		(w.Cmdline == "" || strings.Contains(env.Cmdline, w.Cmdline))
 }
 
 var abiRe = regexp.MustCompile(`^[0-9]+(-[0-9]+|\+)?$`)

@@ -19,7 +19,12 @@ import (
 // Schema of matrix.json. Other tools read it: the names of Result's fields are stable.
 const Schema = "confine.matrix/v1"
 
-// Result is one cell of the matrix. Kernel is the release (uname -r); Outcome is PASS, FAIL, SKIP or
+// Infra is the outcome of a case that has no verdict because the VM run around it ended without a verified
+// result (QEMU error, a silent guest, a kernel panic): not a FAIL of the case, but never a pass either: a column
+// with an INFRA cell makes the report NOT OK.
+const Infra = "INFRA"
+
+// Result is one cell of the matrix. Kernel is the release (uname -r); Outcome is PASS, FAIL, SKIP, INFRA or
 // EXPECTED-FAIL; Reason is the skip reason, the first failure, or the EXPECTED-FAIL's why; Deviation, when set,
 // says how the cell differs from the expectations (and fails the report).
 type Result struct {
@@ -35,14 +40,17 @@ type Result struct {
 	Issue     string  `json:"issue,omitempty"`
 	Expected  string  `json:"expected"`
 	Deviation string  `json:"deviation,omitempty"`
+	Pass      string  `json:"pass,omitempty"` // root or nobody: the uid the suite ran as (VM columns)
 	Attempts  int     `json:"attempts,omitempty"`
 	Seconds   float64 `json:"seconds"`
 	Output    string  `json:"-"` // the case's log, for JUnit
 }
 
-// Column is one column of the matrix: one run of the suite, on one kernel (a VM or the host).
+// Column is one column of the matrix: one run (pass) of the suite, on one kernel (a VM or the host).
 type Column struct {
-	ID          string `json:"id"` // manifest id, or "host"
+	ID          string `json:"id"`                  // manifest id (root pass), <id>@<pass> for another pass, or host-*
+	VMKernel    string `json:"vm_kernel,omitempty"` // the manifest id of the VM this pass ran in
+	Pass        string `json:"pass,omitempty"`      // root or nobody (uid 65534), from the run's start event
 	Release     string `json:"release"`
 	Arch        string `json:"arch"`
 	Accel       string `json:"accel,omitempty"`
@@ -56,10 +64,30 @@ type Column struct {
 	Confine     string `json:"confine"`
 	// ConfineSHA256 is the hex sha256 of the confine binary this run used (from its start event).
 	ConfineSHA256 string  `json:"confine_sha256,omitempty"`
-	LaunchMicros  int     `json:"launch_us,omitempty"`  // median wall time of one confine launch there
-	RunResult     string  `json:"run_result,omitempty"` // the VM runner's result: ok, fail or infra
-	Seconds       float64 `json:"seconds"`
+	LaunchMicros  int     `json:"launch_us,omitempty"`     // median wall time of one confine launch there
+	RunResult     string  `json:"run_result,omitempty"`    // the VM runner's result: ok, fail or infra
+	Seconds       float64 `json:"seconds"`                 // the VM, QEMU start to exit (both passes)
+	GuestSeconds  float64 `json:"guest_seconds,omitempty"` // the payload in the guest (both passes)
+	SuiteSeconds  float64 `json:"suite_seconds,omitempty"` // this pass, from its final event
 	Error         string  `json:"error,omitempty"`
+	// Retries lists the VM runs that ended INFRA before this one and were retried (the VM runner retries once).
+	Retries []Retry `json:"retries,omitempty"`
+	// Evidence is what the watchdog collected before it killed QEMU (the guest's task states), INFRA only.
+	Evidence      []string `json:"evidence,omitempty"`
+	CmdlineExtra  string   `json:"cmdline_extra,omitempty"`
+	Metadata      string   `json:"metadata,omitempty"`   // mount-layer or seccomp-deny: a plain launch's report there
+	ABICap        int      `json:"abi_cap,omitempty"`    // confine acted as this ABI (a confine_abicap build)
+	KernelABI     int      `json:"kernel_abi,omitempty"` // the kernel's own ABI, with ABICap
+	Package       string   `json:"package,omitempty"`
+	Version       string   `json:"version,omitempty"` // the kernel package version that ran (see vm/kernels.json's fallback)
+	PinnedVersion string   `json:"pinned_version,omitempty"`
+}
+
+// Retry is one VM run that ended INFRA and was retried.
+type Retry struct {
+	Error    string   `json:"error"`
+	Seconds  float64  `json:"seconds"`
+	Evidence []string `json:"evidence,omitempty"`
 }
 
 // Summary counts outcomes over the whole matrix.
@@ -68,7 +96,9 @@ type Summary struct {
 	Fail         int `json:"fail"`
 	Skip         int `json:"skip"`
 	ExpectedFail int `json:"expected_fail"`
+	Infra        int `json:"infra"`
 	Deviations   int `json:"deviations"`
+	Retried      int `json:"retried"` // VM runs retried after an INFRA (whatever the retry gave)
 }
 
 // Matrix is matrix.json.
@@ -81,8 +111,32 @@ type Matrix struct {
 	Results        []Result `json:"results"`
 }
 
-// OK reports whether the matrix has no FAIL and no deviation.
-func (m *Matrix) OK() bool { return m.Summary.Fail == 0 && m.Summary.Deviations == 0 }
+// OK reports whether the matrix has no FAIL, no INFRA (a kernel without a verdict is not passed) and no
+// deviation.
+func (m *Matrix) OK() bool {
+	return m.Summary.Fail == 0 && m.Summary.Infra == 0 && m.Summary.Deviations == 0
+}
+
+// Problems says, one line each, why the matrix is not OK: kernels without a verdict first, then counts.
+func (m *Matrix) Problems() []string {
+	var out []string
+	for _, k := range m.Kernels {
+		n := 0
+		for _, r := range m.Results {
+			if r.KernelID == k.ID && r.Outcome == Infra {
+				n++
+			}
+		}
+		if n > 0 {
+			out = append(out, fmt.Sprintf("%s: no verdict for %d cases: the VM run ended INFRA (%s), after %d retry(ies): not passed",
+				k.ID, n, k.Error, len(k.Retries)))
+		}
+	}
+	if m.Summary.Fail > 0 || m.Summary.Deviations > 0 {
+		out = append(out, fmt.Sprintf("%d FAIL, %d deviations from the expectations", m.Summary.Fail, m.Summary.Deviations))
+	}
+	return out
+}
 
 // vmRecord is the VM runner's <id>.json (schema confine.vm.result/v1, vm/internal/runner/record.go).
 type vmRecord struct {
@@ -96,8 +150,15 @@ type vmRecord struct {
 	Exit             int      `json:"exit"`
 	Result           string   `json:"result"`
 	Seconds          float64  `json:"seconds"`
+	GuestSeconds     float64  `json:"guest_seconds"`
 	Error            string   `json:"error"`
 	ConsoleTail      []string `json:"console_tail"`
+	Evidence         []string `json:"evidence"`
+	Retries          []Retry  `json:"retries"`
+	CmdlineExtra     string   `json:"cmdline_extra"`
+	Package          string   `json:"package"`
+	Version          string   `json:"version"`
+	PinnedVersion    string   `json:"pinned_version"`
 }
 
 // manifestKernel is the part of vm/kernels.json the report needs.
@@ -136,8 +197,13 @@ func Build(vmDir string, hostEvents []string, manifest string, exp *expect.File,
 			if err != nil {
 				return nil, fmt.Errorf("%s.out: %w", strings.TrimSuffix(f, ".json"), err)
 			}
-			k := Column{ID: rec.Kernel, Release: rec.Release, Arch: rec.Arch, Accel: rec.Accel, VM: true,
-				RunResult: rec.Result, Seconds: rec.Seconds, Error: rec.Error}
+			k := Column{ID: rec.Kernel, VMKernel: rec.Kernel, Release: rec.Release, Arch: rec.Arch, Accel: rec.Accel, VM: true,
+				RunResult: rec.Result, Seconds: rec.Seconds, GuestSeconds: rec.GuestSeconds, Error: rec.Error,
+				Retries: rec.Retries, Evidence: rec.Evidence, CmdlineExtra: rec.CmdlineExtra, Package: rec.Package,
+				Version: rec.Version, PinnedVersion: rec.PinnedVersion}
+			if len(rec.Retries) > 0 {
+				m.Summary.Retried++
+			}
 			if mk, ok := man[rec.Kernel]; ok {
 				abi := mk.ABI
 				k.ExpectedABI = &abi
@@ -150,7 +216,13 @@ func Build(vmDir string, hostEvents []string, manifest string, exp *expect.File,
 			if len(rec.ConsoleTail) > 0 {
 				tail = strings.Join(rec.ConsoleTail, "\n")
 			}
-			m.addRun(k, evs, exp, caseIDs, man, tail)
+			for _, p := range splitPasses(evs) {
+				kp := k
+				if p.name != "" && p.name != "root" {
+					kp.ID = rec.Kernel + "@" + p.name
+				}
+				m.addRun(kp, p.evs, exp, caseIDs, man, tail)
+			}
 		}
 	}
 	for _, file := range hostEvents {
@@ -171,10 +243,40 @@ func Build(vmDir string, hostEvents []string, manifest string, exp *expect.File,
 	return m, nil
 }
 
+type passEvents struct {
+	name string
+	evs  []events.Event
+}
+
+// splitPasses splits one VM's event stream into its passes (events.Event.Pass), in order of first appearance.
+// A root pass that names itself "root" was run with --also-as, so a second pass is due: when none appears, an
+// empty "nobody" pass stands for it, and the report says it did not start.
+func splitPasses(evs []events.Event) []passEvents {
+	var out []passEvents
+	idx := map[string]int{}
+	for _, e := range evs {
+		i, ok := idx[e.Pass]
+		if !ok {
+			i = len(out)
+			idx[e.Pass] = i
+			out = append(out, passEvents{name: e.Pass})
+		}
+		out[i].evs = append(out[i].evs, e)
+	}
+	if len(out) == 0 {
+		return []passEvents{{}}
+	}
+	if _, root := idx["root"]; root && len(out) == 1 {
+		out = append(out, passEvents{name: "nobody"})
+	}
+	return out
+}
+
 // addRun adds one kernel's column: one Result per catalogue case.
 func (m *Matrix) addRun(k Column, evs []events.Event, exp *expect.File, caseIDs []string, man map[string]manifestKernel, tail string) {
 	var start *events.Env
 	var finished bool
+	running := "" // the last case that started and has no verdict
 	type verdict struct {
 		action, reason string
 		attempts       int
@@ -189,6 +291,7 @@ func (m *Matrix) addRun(k Column, evs []events.Event, exp *expect.File, caseIDs 
 			start = e.Env
 		case e.Test == "" && (e.Action == events.Pass || e.Action == events.Fail) && e.Summary != nil:
 			finished = true
+			k.SuiteSeconds = e.Elapsed
 		case e.Test != "":
 			v := got[e.Test]
 			if v == nil {
@@ -196,11 +299,16 @@ func (m *Matrix) addRun(k Column, evs []events.Event, exp *expect.File, caseIDs 
 				got[e.Test] = v
 			}
 			switch e.Action {
+			case events.Run:
+				running = e.Test
 			case events.Output:
 				v.output.WriteString(e.Output)
 			case events.Pass, events.Fail, events.Skip:
 				v.action, v.reason, v.attempts, v.elapsed = e.Action, e.Reason, e.Attempts, e.Elapsed
 				family[e.Test] = e.Family
+				if running == e.Test {
+					running = ""
+				}
 			}
 		}
 	}
@@ -209,6 +317,13 @@ func (m *Matrix) addRun(k Column, evs []events.Event, exp *expect.File, caseIDs 
 		k.Root, k.Git, k.Attempts, k.Confine = start.Root, start.Git, start.Attempts, start.Confine
 		k.LaunchMicros, k.ConfineSHA256 = start.LaunchMicros, start.ConfineSHA256
 		k.VM = k.VM || start.VMKernelID != ""
+		k.Pass, k.ABICap, k.KernelABI, k.Metadata = start.Pass, start.ABICap, start.KernelABI, start.Metadata
+	}
+	// A VM run that ended without a verified result leaves its missing verdicts unknown, not failed.
+	infra := k.RunResult == "infra"
+	noVerdict := expect.Fail
+	if infra {
+		noVerdict = Infra
 	}
 	if k.ID == "host" {
 		k.ID = "host-user"
@@ -222,25 +337,48 @@ func (m *Matrix) addRun(k Column, evs []events.Event, exp *expect.File, caseIDs 
 		}
 	}
 	m.Kernels = append(m.Kernels, k)
-	base := Result{Kernel: k.Release, KernelID: k.ID, Arch: k.Arch, ABI: k.ABI, Landlock: k.Landlock}
+	base := Result{Kernel: k.Release, KernelID: k.ID, Arch: k.Arch, ABI: k.ABI, Landlock: k.Landlock, Pass: k.Pass}
 	if start == nil {
 		r := base
-		r.Family, r.Case, r.Outcome, r.Expected = "vm", "vm/run", expect.Fail, expect.Pass
+		r.Family, r.Case, r.Outcome, r.Expected = "vm", "vm/run", noVerdict, expect.Pass
 		r.Reason = fmt.Sprintf("the suite did not start (VM result %q: %s)", k.RunResult, k.Error)
+		if k.RunResult == "ok" {
+			r.Reason = "this pass did not start (the other pass of the same VM did): see the payload's stderr in the console"
+		}
 		r.Output = tail
+		if len(k.Evidence) > 0 {
+			r.Output += "\n--- watchdog evidence ---\n" + strings.Join(k.Evidence, "\n")
+		}
 		m.add(r)
 		return
 	}
 	if k.ExpectedABI != nil {
-		mk := man[k.ID]
-		if k.ABI != mk.ABI || k.Landlock != mk.Landlock {
+		mk := man[k.VMKernel]
+		kabi := k.ABI
+		if k.ABICap > 0 {
+			kabi = k.KernelABI
+		}
+		if kabi != mk.ABI || k.Landlock != mk.Landlock {
 			r := base
 			r.Family, r.Case, r.Outcome, r.Expected = "vm", "vm/expected-abi", expect.Fail, expect.Pass
-			r.Reason = fmt.Sprintf("kernel reports Landlock %s ABI %d, vm/kernels.json expects %s ABI %d", k.Landlock, k.ABI, mk.Landlock, mk.ABI)
+			r.Reason = fmt.Sprintf("kernel reports Landlock %s ABI %d, vm/kernels.json expects %s ABI %d", k.Landlock, kabi, mk.Landlock, mk.ABI)
 			m.add(r)
 		}
 	}
-	env := expect.Env{Landlock: k.Landlock, ABI: k.ABI, Git: k.Git, VM: k.VM, Arch: k.Arch}
+	// A kernel booted without user namespaces proves the fallback: an unprivileged launch there can make no mount
+	// namespace, so the metadata layer must be the seccomp denial, never a silent mount-layer claim.
+	if strings.Contains(k.CmdlineExtra, "max_user_namespaces=0") && !k.Root && k.Landlock == "available" {
+		r := base
+		r.Family, r.Case, r.Expected = "vm", "vm/userns-fallback", expect.Pass
+		r.Outcome = expect.Pass
+		if k.Metadata != "seccomp-deny" {
+			r.Outcome = expect.Fail
+			r.Reason = fmt.Sprintf("user namespaces are disabled (%s) and the suite ran unprivileged, yet a launch reported metadata %q, want seccomp-deny",
+				k.CmdlineExtra, k.Metadata)
+		}
+		m.add(r)
+	}
+	env := expect.Env{Landlock: k.Landlock, ABI: k.ABI, Git: k.Git, VM: k.VM, Arch: k.Arch, Root: k.Root, Cmdline: k.CmdlineExtra}
 	for _, id := range caseIDs {
 		r := base
 		r.Case, r.Family = id, strings.SplitN(id, "/", 2)[0]
@@ -249,10 +387,19 @@ func (m *Matrix) addRun(k Column, evs []events.Event, exp *expect.File, caseIDs 
 		v := got[id]
 		switch {
 		case v == nil || v.action == "":
-			r.Outcome = expect.Fail
+			r.Outcome = noVerdict
 			r.Reason = "no verdict: the case did not run"
-			if !finished {
+			switch {
+			case id == running:
+				r.Reason = "no verdict: this case was running when the run ended"
+			case !finished:
 				r.Reason = "no verdict: the runner stopped before this case"
+			}
+			if infra {
+				r.Reason += fmt.Sprintf(" (INFRA: %s)", k.Error)
+				if id == running && len(k.Evidence) > 0 {
+					r.Output += "--- watchdog evidence (guest task states) ---\n" + strings.Join(k.Evidence, "\n") + "\n"
+				}
 			}
 		case v.action == events.Pass:
 			r.Outcome = expect.Pass
@@ -262,9 +409,11 @@ func (m *Matrix) addRun(k Column, evs []events.Event, exp *expect.File, caseIDs 
 			r.Outcome, r.Reason = expect.Fail, v.reason
 		}
 		if v != nil {
-			r.Attempts, r.Seconds, r.Output = v.attempts, v.elapsed, v.output.String()
+			r.Attempts, r.Seconds, r.Output = v.attempts, v.elapsed, v.output.String()+r.Output
 		}
-		r.Outcome, r.Deviation = want.Verdict(r.Outcome)
+		if r.Outcome != Infra {
+			r.Outcome, r.Deviation = want.Verdict(r.Outcome)
+		}
 		if r.Outcome == expect.ExpectedFail {
 			r.Issue = want.Issue
 		}
@@ -291,6 +440,8 @@ func (m *Matrix) add(r Result) {
 		m.Summary.Skip++
 	case expect.ExpectedFail:
 		m.Summary.ExpectedFail++
+	case Infra:
+		m.Summary.Infra++
 	}
 	if r.Deviation != "" {
 		m.Summary.Deviations++

@@ -51,31 +51,60 @@ type run struct {
 	verdicts     map[string][2]string // case -> action, reason
 	finished     bool
 	record       string // the VM record's result
+	pass         string // the events' pass ("" for a single run)
+	also         *run   // a second pass in the same stream (interleaved with the first)
+	metadata     string // the start event's metadata
+	extra        map[string]any
 }
 
 // writeRun writes a VM runner record and the suite's events for one kernel, as the real runner and suite do.
 func writeRun(t *testing.T, dir string, r run) {
 	rec := map[string]any{"schema": "confine.vm.result/v1", "kernel": r.id, "release": r.id + "-release", "arch": "amd64",
 		"accel": "tcg", "result": r.record, "seconds": 9.5}
+	for k, v := range r.extra {
+		rec[k] = v
+	}
 	b, _ := json.Marshal(rec)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, r.id+".json"), b, 0o644))
 	var out bytes.Buffer
 	out.WriteString("[    0.123] kernel noise before the payload\n")
-	if r.verdicts != nil {
-		w := events.NewWriter(&out)
-		w.Emit(events.Event{Action: events.Start, Env: &events.Env{Kernel: r.id + "-release", Arch: "x86_64", Landlock: r.landlock,
-			ABI: r.abi, Git: r.git, VMKernelID: r.id, Root: true, Attempts: 100}})
-		for _, id := range ids {
-			v, ok := r.verdicts[id]
-			if !ok {
+	passes := []run{r}
+	if r.also != nil {
+		passes = append(passes, *r.also)
+	}
+	ws := make([]*events.Writer, len(passes))
+	for i, p := range passes {
+		if p.verdicts == nil {
+			continue
+		}
+		ws[i] = events.NewWriter(&out)
+		ws[i].SetPass(p.pass)
+		ws[i].Emit(events.Event{Action: events.Start, Env: &events.Env{Kernel: r.id + "-release", Arch: "x86_64", Landlock: r.landlock,
+			ABI: r.abi, Git: r.git, VMKernelID: r.id, Root: p.pass != "nobody", Attempts: 100, Pass: p.pass, Metadata: p.metadata}})
+	}
+	for _, id := range ids { // the passes interleave, as they do when they run concurrently
+		for i, p := range passes {
+			v, ok := p.verdicts[id]
+			if ws[i] == nil {
 				continue
 			}
-			w.Emit(events.Event{Action: events.Run, Test: id})
-			w.Emit(events.Event{Action: events.Output, Test: id, Output: "    log line\n"})
-			w.Emit(events.Event{Action: v[0], Test: id, Reason: v[1], Family: strings.Split(id, "/")[0]})
+			if !ok {
+				if !p.finished { // the case that was running when the VM stopped; nothing after it
+					ws[i].Emit(events.Event{Action: events.Run, Test: id})
+					ws[i] = nil
+				}
+				continue
+			}
+			ws[i].Emit(events.Event{Action: events.Run, Test: id})
+			ws[i].Emit(events.Event{Action: events.Output, Test: id, Output: "    log line\n"})
+			ws[i].Emit(events.Event{Action: v[0], Test: id, Reason: v[1], Family: strings.Split(id, "/")[0]})
 		}
-		if r.finished {
-			w.Emit(events.Event{Action: events.Pass, Summary: &events.Summary{}})
+	}
+	for _, p := range passes {
+		if p.finished {
+			w := events.NewWriter(&out)
+			w.SetPass(p.pass)
+			w.Emit(events.Event{Action: events.Pass, Elapsed: 12.5, Summary: &events.Summary{}})
 		}
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, r.id+".out"), out.Bytes(), 0o644))
@@ -147,7 +176,7 @@ func TestMatrixAsExpected(t *testing.T) {
 	m.Table(&table)
 	assert.Contains(t, table.String(), "XFAIL(")
 	assert.Contains(t, table.String(), "SKIP(")
-	assert.Contains(t, table.String(), "2 kernels: 2 PASS, 0 FAIL, 3 SKIP, 1 EXPECTED-FAIL, 0 deviations")
+	assert.Contains(t, table.String(), "2 columns: 2 PASS, 0 FAIL, 3 SKIP, 1 EXPECTED-FAIL, 0 INFRA, 0 deviations")
 }
 
 func TestMatrixDeviations(t *testing.T) {
@@ -168,8 +197,9 @@ func TestMatrixDeviations(t *testing.T) {
 	assert.Contains(t, cell(m, "6.1-amd64", "git-worktree/linked-ops").Deviation, "update conformance/expected.yaml")
 	assert.Equal(t, expect.Fail, cell(m, "6.1-amd64", "boundary/write-inside").Outcome)
 	assert.Contains(t, cell(m, "5.10-amd64", "fail-closed/no-landlock-sentinel").Deviation, "expected PASS but got SKIP")
-	assert.Equal(t, expect.Fail, cell(m, "7.3-arm64", "vm/run").Outcome)
-	assert.Equal(t, 3, m.Summary.Fail)
+	assert.Equal(t, Infra, cell(m, "7.3-arm64", "vm/run").Outcome)
+	assert.Equal(t, 2, m.Summary.Fail)
+	assert.Equal(t, 1, m.Summary.Infra)
 	assert.Equal(t, 2, m.Summary.Deviations)
 }
 
@@ -183,6 +213,75 @@ func TestMainExitStatus(t *testing.T) {
 	code := Main([]string{"--results", filepath.Join(dir, "vm"), "--manifest", filepath.Join(dir, "kernels.json"),
 		"--expect", expFile, "--out", filepath.Join(dir, "out")}, &out, &errOut)
 	assert.Equal(t, 1, code, errOut.String())
-	assert.Contains(t, out.String(), "FAIL")
+	assert.Contains(t, out.String(), "NOT PASSED")
+	assert.Contains(t, out.String(), "7.3-arm64: no verdict for 1 cases: the VM run ended INFRA")
 	assert.Equal(t, 2, Main(nil, &out, &errOut))
+}
+
+// TestMatrixPassesAndInfra: one VM's stream carries a root and a nobody pass, interleaved: each is a column. A VM
+// that went silent while a case ran gives INFRA (not FAIL) for the cases without a verdict, names the running
+// case and attaches the watchdog's evidence to it, and makes the matrix NOT OK; the retry is reported.
+func TestMatrixPassesAndInfra(t *testing.T) {
+	all := map[string][2]string{"boundary/write-inside": {"pass", ""}, "fail-closed/no-landlock-sentinel": {"skip", "x"},
+		"git-worktree/linked-ops": {"fail", "git add"}}
+	m, dir := build(t,
+		run{id: "6.1-amd64", landlock: "available", abi: 2, git: true, record: "ok", finished: true, pass: "root", verdicts: all,
+			also: &run{pass: "nobody", finished: true, verdicts: all}},
+		run{id: "7.3-arm64", landlock: "available", abi: 11, git: true, record: "infra", pass: "root",
+			verdicts: map[string][2]string{"boundary/write-inside": {"pass", ""}},
+			extra: map[string]any{"error": "watchdog: no console output for 2m0s: QEMU killed", "evidence": []string{"sysrq: Show State", "task:confine state:D"},
+				"retries": []map[string]any{{"error": "watchdog: no console output", "seconds": 130}}}},
+	)
+	var cols []string
+	for _, k := range m.Kernels {
+		cols = append(cols, k.ID+"/"+k.Pass)
+	}
+	assert.Equal(t, []string{"6.1-amd64/root", "6.1-amd64@nobody/nobody", "7.3-arm64/root", "7.3-arm64@nobody/"}, cols)
+	assert.Equal(t, expect.ExpectedFail, cell(m, "6.1-amd64@nobody", "git-worktree/linked-ops").Outcome)
+	assert.Equal(t, expect.Pass, cell(m, "7.3-arm64", "boundary/write-inside").Outcome)
+	running := cell(m, "7.3-arm64", "fail-closed/no-landlock-sentinel")
+	assert.Equal(t, Infra, running.Outcome)
+	assert.Contains(t, running.Reason, "this case was running when the run ended (INFRA: watchdog")
+	assert.Contains(t, running.Output, "task:confine state:D")
+	assert.Equal(t, Infra, cell(m, "7.3-arm64", "git-worktree/linked-ops").Outcome)
+	assert.Equal(t, Infra, cell(m, "7.3-arm64@nobody", "vm/run").Outcome, "the second pass never started")
+	assert.Equal(t, 3, m.Summary.Infra)
+	assert.Equal(t, 1, m.Summary.Retried)
+	assert.Equal(t, 0, m.Summary.Fail)
+	assert.False(t, m.OK())
+	assert.Contains(t, strings.Join(m.Problems(), "\n"), "7.3-arm64: no verdict for 2 cases")
+
+	var table bytes.Buffer
+	m.Table(&table)
+	assert.Contains(t, table.String(), "INFRA(")
+	assert.Contains(t, table.String(), "retried: run 1 ended INFRA after 130.0 s: watchdog")
+	assert.Contains(t, table.String(), "1 VM runs retried after INFRA")
+	_, err := m.WriteAll(filepath.Join(dir, "out"))
+	require.NoError(t, err)
+	junit, _ := os.ReadFile(filepath.Join(dir, "out", "conformance", "7.3-arm64.junit.xml"))
+	var js junitSuites
+	require.NoError(t, xml.Unmarshal(junit, &js))
+	assert.Equal(t, 2, js.Suites[0].Errors)
+	assert.Equal(t, 0, js.Suites[0].Failures)
+	html, _ := os.ReadFile(filepath.Join(dir, "out", "matrix.html"))
+	assert.Contains(t, string(html), `class="INFRA`)
+	assert.Contains(t, string(html), "watchdog evidence")
+}
+
+// TestUsernsFallback: on the kernel booted without user namespaces the unprivileged pass must report the seccomp
+// fallback; a mount-layer claim there fails.
+func TestUsernsFallback(t *testing.T) {
+	v := map[string][2]string{"boundary/write-inside": {"pass", ""}}
+	cmd := map[string]any{"cmdline_extra": "sysctl.user.max_user_namespaces=0"}
+	m, _ := build(t,
+		run{id: "6.1-amd64", landlock: "available", abi: 2, record: "ok", finished: true, pass: "root", verdicts: v, metadata: "mount-layer",
+			extra: cmd, also: &run{pass: "nobody", finished: true, verdicts: v, metadata: "seccomp-deny"}},
+		run{id: "7.3-arm64", landlock: "available", abi: 11, record: "ok", finished: true, pass: "root", verdicts: v, metadata: "mount-layer",
+			extra: cmd, also: &run{pass: "nobody", finished: true, verdicts: v, metadata: "mount-layer"}},
+	)
+	assert.Equal(t, expect.Pass, cell(m, "6.1-amd64@nobody", "vm/userns-fallback").Outcome)
+	assert.Equal(t, "", cell(m, "6.1-amd64", "vm/userns-fallback").Outcome, "the root pass needs no user namespace")
+	bad := cell(m, "7.3-arm64@nobody", "vm/userns-fallback")
+	assert.Equal(t, expect.Fail, bad.Outcome)
+	assert.Contains(t, bad.Reason, `metadata "mount-layer", want seccomp-deny`)
 }

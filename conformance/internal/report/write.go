@@ -62,7 +62,10 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	m.Table(stdout)
 	fmt.Fprintf(stdout, "\nwrote %s\n", strings.Join(paths, ", "))
 	if !m.OK() {
-		fmt.Fprintf(stdout, "FAIL: %d FAIL, %d deviations from %s\n", m.Summary.Fail, m.Summary.Deviations, *expFile)
+		fmt.Fprintf(stdout, "NOT PASSED (%s):\n", *expFile)
+		for _, p := range m.Problems() {
+			fmt.Fprintf(stdout, "  %s\n", p)
+		}
 		return 1
 	}
 	return 0
@@ -129,6 +132,8 @@ func (m *Matrix) cells() (map[[2]string]string, []string) {
 			c = fmt.Sprintf("XFAIL(%d)", note("EXPECTED-FAIL, issue: "+r.Issue))
 		case expect.Fail:
 			c = fmt.Sprintf("FAIL(%d)", note("fail: "+r.Reason))
+		case Infra:
+			c = fmt.Sprintf("INFRA(%d)", note("infra: "+r.Reason))
 		}
 		if r.Deviation != "" {
 			c += "!"
@@ -150,6 +155,42 @@ func (m *Matrix) caseRows() []string {
 	return rows
 }
 
+// timing is a column's ", suite S s, VM V s = boot B s + guest G s (G/B x boot)" text: the VM's numbers cover
+// both passes; boot is QEMU's time outside the payload (boot, unpacking the initramfs, power-off).
+func (k Column) timing() string {
+	s := ""
+	if k.SuiteSeconds > 0 {
+		s = fmt.Sprintf(", suite %.1f s", k.SuiteSeconds)
+	}
+	if k.VM && k.Seconds > 0 && k.GuestSeconds > 0 && k.Pass != "nobody" {
+		boot := k.Seconds - k.GuestSeconds
+		s += fmt.Sprintf(", VM %.1f s = boot %.1f s + guest %.1f s", k.Seconds, boot, k.GuestSeconds)
+		if boot > 0 {
+			s += fmt.Sprintf(" (suite/bare boot %.1fx)", k.GuestSeconds/boot)
+		}
+	}
+	return s
+}
+
+// SlowCases returns the n cases with the most seconds summed over every column, as "case: total s (max s)".
+func (m *Matrix) SlowCases(n int) []string {
+	sum, mx := map[string]float64{}, map[string]float64{}
+	for _, r := range m.Results {
+		sum[r.Case] += r.Seconds
+		mx[r.Case] = max(mx[r.Case], r.Seconds)
+	}
+	ids := make([]string, 0, len(sum))
+	for id := range sum {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return sum[ids[i]] > sum[ids[j]] })
+	var out []string
+	for _, id := range ids[:min(n, len(ids))] {
+		out = append(out, fmt.Sprintf("%-45s %7.1f s in all, %5.1f s at most", id, sum[id], mx[id]))
+	}
+	return out
+}
+
 // Table prints the kernel × case table: one row per case, one column per kernel (k1…kN, listed above it), then
 // the notes, the deviations and the counts.
 func (m *Matrix) Table(w io.Writer) {
@@ -168,8 +209,20 @@ func (m *Matrix) Table(w io.Writer) {
 		if k.LaunchMicros > 0 {
 			launch = fmt.Sprintf(", launch %.1f ms", float64(k.LaunchMicros)/1000)
 		}
-		fmt.Fprintf(w, "  k%-2d %-22s %-8s %s, Landlock %s ABI %d%s, root=%v, toctou attempts %d%s\n",
-			i+1, k.ID, k.Arch, where, k.Landlock, k.ABI, exp, k.Root, k.Attempts, launch)
+		if k.Metadata != "" {
+			launch += ", metadata " + k.Metadata
+		}
+		if k.ABICap > 0 {
+			exp = fmt.Sprintf(" (confine capped to it; the kernel's own ABI %d%s)", k.KernelABI, exp)
+		}
+		fmt.Fprintf(w, "  k%-2d %-22s %-8s %s, Landlock %s ABI %d%s, root=%v, toctou attempts %d%s%s\n",
+			i+1, k.ID, k.Arch, where, k.Landlock, k.ABI, exp, k.Root, k.Attempts, launch, k.timing())
+		if k.Version != "" && k.PinnedVersion != "" && k.Version != k.PinnedVersion {
+			fmt.Fprintf(w, "       kernel package %s %s (pinned %s has left the archive)\n", k.Package, k.Version, k.PinnedVersion)
+		}
+		for j, r := range k.Retries {
+			fmt.Fprintf(w, "       retried: run %d ended INFRA after %.1f s: %s\n", j+1, r.Seconds, r.Error)
+		}
 	}
 	rows := m.caseRows()
 	width := 4
@@ -217,9 +270,13 @@ func (m *Matrix) Table(w io.Writer) {
 		fmt.Fprintln(w, "\ndeviations from the expectations (marked !):")
 		fmt.Fprintln(w, strings.Join(devs, "\n"))
 	}
+	fmt.Fprintln(w, "\nslowest cases (seconds summed over the columns):")
+	for _, l := range m.SlowCases(8) {
+		fmt.Fprintln(w, "  "+l)
+	}
 	s := m.Summary
-	fmt.Fprintf(w, "\n%d kernels: %d PASS, %d FAIL, %d SKIP, %d EXPECTED-FAIL, %d deviations\n",
-		len(m.Kernels), s.Pass, s.Fail, s.Skip, s.ExpectedFail, s.Deviations)
+	fmt.Fprintf(w, "\n%d columns: %d PASS, %d FAIL, %d SKIP, %d EXPECTED-FAIL, %d INFRA, %d deviations; %d VM runs retried after INFRA\n",
+		len(m.Kernels), s.Pass, s.Fail, s.Skip, s.ExpectedFail, s.Infra, s.Deviations, s.Retried)
 }
 
 type junitSuites struct {
@@ -231,6 +288,7 @@ type junitSuite struct {
 	Name     string      `xml:"name,attr"`
 	Tests    int         `xml:"tests,attr"`
 	Failures int         `xml:"failures,attr"`
+	Errors   int         `xml:"errors,attr"`
 	Skipped  int         `xml:"skipped,attr"`
 	Time     float64     `xml:"time,attr"`
 	Props    []junitProp `xml:"properties>property"`
@@ -247,6 +305,7 @@ type junitCase struct {
 	Name    string     `xml:"name,attr"`
 	Time    float64    `xml:"time,attr"`
 	Failure *junitText `xml:"failure"`
+	Error   *junitText `xml:"error"`
 	Skipped *junitText `xml:"skipped"`
 	Output  string     `xml:"system-out,omitempty"`
 }
@@ -266,7 +325,7 @@ func (m *Matrix) JUnit(kernelID string) ([]byte, error) {
 		}
 	}
 	s := junitSuite{Name: "confine-conformance " + kernelID, Props: []junitProp{
-		{"kernel", k.Release}, {"arch", k.Arch}, {"landlock", k.Landlock}, {"abi", fmt.Sprint(k.ABI)}, {"confine", k.Confine}}}
+		{"kernel", k.Release}, {"pass", k.Pass}, {"arch", k.Arch}, {"landlock", k.Landlock}, {"abi", fmt.Sprint(k.ABI)}, {"confine", k.Confine}}}
 	for _, r := range m.Results {
 		if r.KernelID != kernelID {
 			continue
@@ -275,6 +334,8 @@ func (m *Matrix) JUnit(kernelID string) ([]byte, error) {
 		switch {
 		case r.Outcome == expect.Fail:
 			c.Failure = &junitText{Message: r.Reason, Text: r.Output}
+		case r.Outcome == Infra: // JUnit's error: the test could not give a verdict
+			c.Error = &junitText{Message: r.Reason, Text: r.Output}
 		case r.Deviation != "":
 			c.Failure = &junitText{Message: r.Deviation, Text: r.Output}
 		case r.Outcome == expect.Skip:
@@ -284,6 +345,9 @@ func (m *Matrix) JUnit(kernelID string) ([]byte, error) {
 		}
 		if c.Failure != nil {
 			s.Failures++
+		}
+		if c.Error != nil {
+			s.Errors++
 		}
 		if c.Skipped != nil {
 			s.Skipped++
@@ -306,20 +370,21 @@ body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
 table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top}
 th.k{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap;font-weight:normal}
 td.PASS{background:#d7f5d7}td.FAIL{background:#f7b6b6;font-weight:bold}td.SKIP{background:#eee;color:#666}
-td.EXPECTED-FAIL{background:#fde7b0}td.dev{outline:3px solid #c00}
+td.EXPECTED-FAIL{background:#fde7b0}td.INFRA{background:#c9d7f7;font-weight:bold}td.dev{outline:3px solid #c00}
 .summary span{margin-right:1.5em}.fam{background:#f4f4f4;font-weight:bold}
 </style></head><body>
 <h1>confine conformance matrix</h1>
 <p class="summary"><span>{{len .Kernels}} kernels</span><span>PASS {{.Summary.Pass}}</span><span>FAIL {{.Summary.Fail}}</span>
-<span>SKIP {{.Summary.Skip}}</span><span>EXPECTED-FAIL {{.Summary.ExpectedFail}}</span><span>deviations {{.Summary.Deviations}}</span>
+<span>SKIP {{.Summary.Skip}}</span><span>EXPECTED-FAIL {{.Summary.ExpectedFail}}</span><span>INFRA {{.Summary.Infra}}</span><span>retried {{.Summary.Retried}}</span><span>deviations {{.Summary.Deviations}}</span>
 <strong>{{if .OK}}OK{{else}}NOT OK{{end}}</strong></p>
 <table><tr><th>case</th>{{range .Kernels}}<th class="k" title="{{.Release}} {{.Arch}}">{{.ID}} · ABI {{.ABI}}{{if .Accel}} · {{.Accel}}{{end}}</th>{{end}}</tr>
 {{range .Rows}}{{if .Family}}<tr><td class="fam" colspan="{{$.Cols}}">{{.Family}}</td></tr>{{end}}
 <tr><td>{{.Case}}</td>{{range .Cells}}<td class="{{.Outcome}}{{if .Deviation}} dev{{end}}" title="{{.Title}}">{{.Short}}</td>{{end}}</tr>{{end}}
 </table>
-<h2>Kernels</h2><table><tr><th>id</th><th>release</th><th>arch</th><th>where</th><th>Landlock</th><th>ABI</th><th>expected ABI</th><th>root</th><th>git</th><th>toctou attempts</th><th>seconds</th><th>error</th></tr>
+<h2>Kernels</h2><table><tr><th>id</th><th>release</th><th>arch</th><th>where</th><th>Landlock</th><th>ABI</th><th>expected ABI</th><th>root</th><th>git</th><th>toctou attempts</th><th>VM seconds</th><th>suite seconds</th><th>error</th><th>retries</th></tr>
 {{range .Kernels}}<tr><td>{{.ID}}</td><td>{{.Release}}</td><td>{{.Arch}}</td><td>{{if .VM}}vm {{.Accel}}{{else}}host{{end}}</td><td>{{.Landlock}}</td><td>{{.ABI}}</td>
-<td>{{if .ExpectedABI}}{{.ExpectedABI}}{{end}}</td><td>{{.Root}}</td><td>{{.Git}}</td><td>{{.Attempts}}</td><td>{{printf "%.1f" .Seconds}}</td><td>{{.Error}}</td></tr>{{end}}
+<td>{{if .ExpectedABI}}{{.ExpectedABI}}{{end}}</td><td>{{.Root}}</td><td>{{.Git}}</td><td>{{.Attempts}}</td><td>{{printf "%.1f" .Seconds}}</td><td>{{printf "%.1f" .SuiteSeconds}}</td><td>{{.Error}}{{if .Evidence}}<details><summary>watchdog evidence</summary><pre>{{range .Evidence}}{{.}}
+{{end}}</pre></details>{{end}}</td><td>{{range .Retries}}INFRA after {{printf "%.1f" .Seconds}} s: {{.Error}}<br>{{end}}</td></tr>{{end}}
 </table>
 {{if .Problems}}<h2>Failures and deviations</h2><ul>{{range .Problems}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <p>Hover a cell for its reason. Expectations: conformance/expected.yaml; cases: conformance/CASES.md.</p>
@@ -351,7 +416,7 @@ func (m *Matrix) HTML(w io.Writer) error {
 				row.Cells = append(row.Cells, htmlCell{Short: "-"})
 				continue
 			}
-			short := map[string]string{expect.Pass: "PASS", expect.Fail: "FAIL", expect.Skip: "SKIP", expect.ExpectedFail: "XFAIL"}[r.Outcome]
+			short := map[string]string{expect.Pass: "PASS", expect.Fail: "FAIL", expect.Skip: "SKIP", expect.ExpectedFail: "XFAIL", Infra: "INFRA"}[r.Outcome]
 			title := r.Reason
 			if r.Issue != "" {
 				title = "issue: " + r.Issue + "\n" + title
@@ -368,7 +433,7 @@ func (m *Matrix) HTML(w io.Writer) error {
 	}
 	var problems []string
 	for _, r := range m.Results {
-		if r.Outcome == expect.Fail || r.Deviation != "" {
+		if r.Outcome == expect.Fail || r.Outcome == Infra || r.Deviation != "" {
 			problems = append(problems, fmt.Sprintf("%s on %s: %s %s", r.Case, r.KernelID, r.Reason, r.Deviation))
 		}
 	}

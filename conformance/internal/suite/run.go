@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -67,26 +68,72 @@ func (r *Runner) RunAll(cases []Case, env events.Env) events.Summary {
 	return sum
 }
 
-// RunOne runs one case: preconditions, fixtures, the invariant snapshot, the case, the invariant check.
+// RunOne runs one case: preconditions, fixtures, the invariant snapshot, the case, the invariant check. With
+// Cfg.CaseTimeout the case has its own bound: when it goes that long without progress (no command it ran has
+// finished), every process it started is killed; a case that still does not return within boundGrace is
+// abandoned. Either way it ends as FAIL with the bound as the reason, and the runner goes on. The bound counts
+// idle time, not the case's whole time, so a race case that a loaded host slows down (200 confine starts take 30
+// s to 3 min under TCG) is never cut short while it makes progress. With Cfg.Heartbeat a running case emits an
+// output line that often.
 func (r *Runner) RunOne(c Case) Outcome {
 	start := time.Now()
 	r.emit(events.Event{Action: events.Run, Test: c.ID, Family: c.Family()})
 	r.textf("=== RUN   %s\n", c.ID)
-	t := &T{cfg: r.Cfg, c: &c}
-	r.run(t, c)
-	o := Outcome{ID: c.ID, Logs: t.logs, Elapsed: time.Since(start), Attempts: t.Attempts, Reason: t.reason}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	t := &T{cfg: r.Cfg, c: &c, ctx: ctx}
+	t.progress.Store(start.UnixNano())
+	var check <-chan time.Time
+	if r.Cfg.CaseTimeout > 0 {
+		tk := time.NewTicker(min(r.Cfg.CaseTimeout/4, time.Second))
+		defer tk.Stop()
+		check = tk.C
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); r.run(t, c) }()
+	var beat <-chan time.Time
+	if r.Cfg.Heartbeat > 0 {
+		tk := time.NewTicker(r.Cfg.Heartbeat)
+		defer tk.Stop()
+		beat = tk.C
+	}
+	var abandon <-chan time.Time
+	finished := false
+	for !finished {
+		select {
+		case <-done:
+			finished = true
+		case <-beat:
+			r.emit(events.Event{Action: events.Output, Test: c.ID,
+				Output: fmt.Sprintf("    heartbeat: %s running for %.0fs, %d commands finished\n", c.ID, time.Since(start).Seconds(), t.done.Load())})
+		case <-check:
+			if idle := time.Since(time.Unix(0, t.progress.Load())); idle > r.Cfg.CaseTimeout {
+				// The bound: exec's context is this one, so every command the case started is killed now.
+				t.Errorf("case bound: no progress for %s (no command it ran finished; %d had, in %.0fs); its processes were killed",
+					r.Cfg.CaseTimeout, t.done.Load(), time.Since(start).Seconds())
+				cancel()
+				abandon, check = time.After(boundGrace), nil
+			}
+		case <-abandon:
+			t.Errorf("case bound: did not return %s after its processes were killed; abandoned (its goroutine may still run)", boundGrace)
+			finished = true
+		}
+	}
+	t.mu.Lock()
+	o := Outcome{ID: c.ID, Logs: append([]string(nil), t.logs...), Elapsed: time.Since(start), Attempts: t.Attempts, Reason: t.reason}
+	failed, skipped := t.failed, t.skipped
+	t.mu.Unlock()
 	switch {
-	case t.failed:
+	case failed:
 		o.Action = events.Fail
-	case t.skipped:
+	case skipped:
 		o.Action = events.Skip
 	default:
 		o.Action = events.Pass
 		o.Reason = ""
 	}
-	if t.Attempts > 0 {
-		t.logs = append(t.logs, fmt.Sprintf("attempts: %d", t.Attempts))
-		o.Logs = t.logs
+	if o.Attempts > 0 {
+		o.Logs = append(o.Logs, fmt.Sprintf("attempts: %d", o.Attempts))
 	}
 	for _, l := range o.Logs {
 		r.emit(events.Event{Action: events.Output, Test: c.ID, Output: "    " + l + "\n"})
@@ -102,6 +149,9 @@ func (r *Runner) RunOne(c Case) Outcome {
 	r.textf("%s\n", verdict)
 	return o
 }
+
+// boundGrace is how long a case may take to return once its bound killed its processes.
+var boundGrace = 10 * time.Second
 
 func (r *Runner) run(t *T, c Case) {
 	if reason := r.unmet(c.Needs); reason != "" {
@@ -126,7 +176,10 @@ func (r *Runner) run(t *T, c Case) {
 			t.Fatalf("invariant snapshot before: %v", err)
 		}
 	})
-	if t.failed || t.skipped {
+	t.mu.Lock()
+	stop := t.failed || t.skipped
+	t.mu.Unlock()
+	if stop {
 		return
 	}
 	guard(t, func() { c.Run(t) })

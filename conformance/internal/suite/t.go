@@ -12,6 +12,8 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -21,24 +23,39 @@ import (
 
 // Config is what every case sees of the run.
 type Config struct {
-	Confine     string      // absolute path of the confine binary under test
-	Self        string      // absolute path of this binary, re-executed as the helper
-	Scratch     string      // a directory outside /tmp (which confine always allows), symlink-free
-	Landlock    kabi.Status // the kernel's own Landlock answer
-	ExpectedABI *int        // VM_EXPECTED_ABI, when set
-	InVM        bool        // VM_KERNEL_ID is set: running as the vm runner's guest payload
-	Destructive bool        // allowed to attempt changes that, on failure, would damage the machine (/dev/null)
-	Attempts    int         // toctou attempts per case
-	Timeout     time.Duration
+	Confine     string        // absolute path of the confine binary under test
+	Self        string        // absolute path of this binary, re-executed as the helper
+	Scratch     string        // a directory outside /tmp (which confine always allows), symlink-free
+	Landlock    kabi.Status   // the kernel's own Landlock answer
+	ExpectedABI *int          // VM_EXPECTED_ABI, when set
+	InVM        bool          // VM_KERNEL_ID is set: running as the vm runner's guest payload
+	Destructive bool          // allowed to attempt changes that, on failure, would damage the machine (/dev/null)
+	Attempts    int           // toctou attempts per case
+	Timeout     time.Duration // bound of each confine invocation
+	// CaseTimeout bounds how long a case may go without progress, i.e. without any command it ran finishing (0:
+	// no bound): then every command it started is killed and the case ends as FAIL with the reason; the runner
+	// goes on with the next case.
+	CaseTimeout time.Duration
+	// Heartbeat is how often a running case says it is still running (0: never): the VM runner's watchdog
+	// counts silence, and a race case under TCG runs for tens of seconds.
+	Heartbeat time.Duration
+	// Env is added to every command's environment, also where a case replaces the environment (Opts.Env): e.g.
+	// CONFINE_TEST_ABI_CAP for a confine_abicap build.
+	Env []string
 }
 
 // T is a running case: its directories, its verdict and its log.
 type T struct {
-	cfg  *Config
-	c    *Case
-	Base string // the case's private directory; everything in it except WT (and Unwatch-ed paths) is watched
-	WT   string // the worktree: Base/wt
-	Out  string // a populated directory outside the writable set: Base/outside
+	cfg *Config
+	c   *Case
+	ctx context.Context // ends at the case's bound
+	mu  sync.Mutex      // guards the verdict and the log: the bound and the heartbeat read them
+	// progress is when a command the case ran last finished (unix ns; the case's start before that), done how
+	// many have: the case bound counts idle time from progress.
+	progress, done atomic.Int64
+	Base           string // the case's private directory; everything in it except WT (and Unwatch-ed paths) is watched
+	WT             string // the worktree: Base/wt
+	Out            string // a populated directory outside the writable set: Base/outside
 
 	watch, unwatch []string
 	wtWatched      bool
@@ -53,11 +70,17 @@ type T struct {
 func (t *T) Cfg() *Config { return t.cfg }
 
 // Logf records a line of the case's log.
-func (t *T) Logf(format string, args ...any) { t.logs = append(t.logs, fmt.Sprintf(format, args...)) }
+func (t *T) Logf(format string, args ...any) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.logs = append(t.logs, fmt.Sprintf(format, args...))
+}
 
 // Errorf marks the case failed and logs why; the case goes on.
 func (t *T) Errorf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if !t.failed {
 		t.reason = msg
 	}
@@ -71,6 +94,8 @@ func (t *T) Fatalf(format string, args ...any) { t.Errorf(format, args...); runt
 // Skipf stops the case and reports it skipped, with the reason (which must say what was needed and what was
 // found). A skip after a failure stays a failure.
 func (t *T) Skipf(format string, args ...any) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	t.skipped = true
 	t.reason = fmt.Sprintf(format, args...)
 	runtime.Goexit()
@@ -179,7 +204,11 @@ func (t *T) Confine(flags, argv []string, o Opts) Run {
 func (t *T) Unconfined(argv []string, o Opts) Run { return t.exec(argv[0], argv[1:], o, nil, nil) }
 
 func (t *T) exec(path string, args []string, o Opts, rp, wp *os.File) Run {
-	ctx, cancel := context.WithTimeout(context.Background(), t.cfg.Timeout)
+	parent := t.ctx
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(parent, t.cfg.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Dir = o.Dir
@@ -187,6 +216,9 @@ func (t *T) exec(path string, args []string, o Opts, rp, wp *os.File) Run {
 		cmd.Dir = t.Base
 	}
 	cmd.Env = o.Env
+	if cmd.Env != nil {
+		cmd.Env = append(append([]string(nil), cmd.Env...), t.cfg.Env...)
+	}
 	// Once the process has exited, its stdout and stderr must reach EOF soon: a descendant that still holds them
 	// outlived confine (e.g. a command that survived SIGKILL to confine). Wait then returns ErrWaitDelay.
 	cmd.WaitDelay = 5 * time.Second
@@ -218,6 +250,11 @@ func (t *T) exec(path string, args []string, o Opts, rp, wp *os.File) Run {
 	}
 	err := cmd.Wait()
 	<-done
+	t.progress.Store(time.Now().UnixNano())
+	t.done.Add(1)
+	if parent.Err() != nil {
+		t.Fatalf("%s: killed at the case's bound (%s)", filepath.Base(path), t.cfg.CaseTimeout)
+	}
 	if ctx.Err() != nil {
 		t.Fatalf("%s %s: timed out after %s", filepath.Base(path), strings.Join(args, " "), t.cfg.Timeout)
 	}

@@ -110,6 +110,9 @@ func runCmd(m *vm.Manifest, args []string, stdout, stderr io.Writer) int {
 	jobs := fs.Int("jobs", runtime.NumCPU(), "VMs at once")
 	accel := fs.String("accel", "auto", "auto (KVM if a probe boot works, else TCG), kvm or tcg")
 	cache := fs.String("cache", fetch.DefaultRoot(), "kernel and initramfs cache ($CACHE/vm)")
+	retries := fs.Int("retries", 1, "boot a kernel whose run ended infra (no verified result) again, this many times; each earlier run is kept in the result's retries")
+	cpus := fs.Int("cpus", 0, "vCPUs per VM (default: 2 when the host has at least 2 cores per job, else 1)")
+	evidence := fs.Duration("evidence", 15*time.Second, "before the watchdog kills a silent VM, collect the guest's task states (sysrq t) for at most this long (0: kill at once)")
 	initDir := fs.String("init-dir", "", "directory holding vm-linux-<arch> guest init binaries (default: this binary's directory)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: vm run [flags] --payload DIR -- GUEST-CMD [ARGS...]")
@@ -179,7 +182,8 @@ func runCmd(m *vm.Manifest, args []string, stdout, stderr io.Writer) int {
 	recs, err := runner.Run(ctx, runner.Options{
 		Targets: targets, Payload: *payload, Argv: argv, Timeout: *timeout, Silence: *silence, Jobs: *jobs,
 		Accel: *accel, Results: *results, Keep: *keep, InitDir: *initDir, Self: self,
-		Cache: cacheFor(m, *cache, stderr), Busybox: m.Busybox, Progress: stderr,
+		Cache: cacheFor(m, *cache, stderr), Busybox: m.Busybox, Tools: m.GuestTools, Progress: stderr,
+		Retries: *retries, Evidence: *evidence, CPUs: vcpus(*cpus, *jobs),
 	})
 	var se *runner.SetupError
 	if errors.As(err, &se) {
@@ -202,6 +206,17 @@ func runCmd(m *vm.Manifest, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return code
+}
+
+// vcpus is --cpus, or 2 when every job can have two of the host's cores, else 1.
+func vcpus(flag, jobs int) int {
+	switch {
+	case flag > 0:
+		return flag
+	case runtime.NumCPU() >= 2*max(jobs, 1):
+		return 2
+	}
+	return 1
 }
 
 // selectTargets turns --kernels items and --arch into targets: manifest ids (in manifest order, ID=REF taking the

@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 )
@@ -191,7 +192,7 @@ func (c *Cache) download(ctx context.Context, pkg, version, arch string) (string
 	if err != nil {
 		cleanup()
 		if notFound(out) {
-			return "", nil, fmt.Errorf("fetch %s: not in the archive (dropped or never published; update the pin in vm/kernels.json): %s", spec, lastLines(out, 2))
+			return "", nil, &GoneError{Package: pkg, Version: version, Arch: arch, Detail: lastLines(out, 2)}
 		}
 		return "", nil, fmt.Errorf("fetch %s: apt-get download: %w: %s", spec, err, lastLines(out, 3))
 	}
@@ -286,4 +287,80 @@ func (c *Cache) logf(format string, args ...any) {
 	if c.Log != nil {
 		c.Log(format, args...)
 	}
+}
+
+// GoneError is a pinned package version the archive no longer has (Debian drops superseded kernel packages).
+type GoneError struct{ Package, Version, Arch, Detail string }
+
+func (e *GoneError) Error() string {
+	return fmt.Sprintf("fetch %s:%s=%s: not in the archive (dropped or never published; update the pin in vm/kernels.json): %s",
+		e.Package, e.Arch, e.Version, e.Detail)
+}
+
+// Series returns the pattern of package names in pkg's series: the same kernel line (MAJOR.MINOR), flavour and
+// Debian suffix, any patch level or kernel ABI number. linux-image-6.1.0-57-amd64 -> linux-image-6.1.0-N-amd64;
+// linux-binary-7.3.4+deb13-amd64 -> linux-binary-7.3.N+deb13-amd64 (the +debNN and the arch stay literal, so a
+// trixie backport never falls back to a sid build). ok is false for a name that is not a kernel package.
+func Series(pkg string) (*regexp.Regexp, bool) {
+	m := seriesRe.FindStringSubmatch(pkg)
+	if m == nil {
+		return nil, false
+	}
+	prefix, line, rest := m[1], m[2], m[3]
+	head, tail := rest, ""
+	if i := strings.IndexByte(rest, '+'); i >= 0 {
+		head, tail = rest[:i], rest[i:]
+	} else if i := strings.LastIndexByte(rest, '-'); i >= 0 {
+		head, tail = rest[:i], rest[i:]
+	}
+	head = digits.ReplaceAllString(regexp.QuoteMeta(head), "[0-9]+")
+	return regexp.MustCompile("^" + regexp.QuoteMeta(prefix+line) + head + regexp.QuoteMeta(tail) + "$"), true
+}
+
+var (
+	seriesRe = regexp.MustCompile(`^(linux-(?:image|binary)-)([0-9]+\.[0-9]+)(.*)$`)
+	digits   = regexp.MustCompile(`[0-9]+`)
+)
+
+// Newest returns the newest package version of pkg's series (Series) that the archive has for arch: the
+// fallback for a pin that left the archive. It asks apt-cache through the cache's private apt configuration.
+func (c *Cache) Newest(ctx context.Context, pkg, arch string) (string, string, error) {
+	re, ok := Series(pkg)
+	if !ok {
+		return "", "", fmt.Errorf("%s is not a kernel package: no series to fall back to", pkg)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.update(ctx, false); err != nil {
+		return "", "", err
+	}
+	out, err := exec.CommandContext(ctx, "apt-cache", append(c.aptArgs(), "search", "--names-only", re.String())...).Output()
+	if err != nil {
+		return "", "", fmt.Errorf("apt-cache search %s: %w", re, err)
+	}
+	var bestPkg, bestVer string
+	for _, line := range strings.Split(string(out), "\n") {
+		name, _, _ := strings.Cut(line, " ")
+		if !re.MatchString(name) {
+			continue
+		}
+		mad, err := exec.CommandContext(ctx, "apt-cache", append(c.aptArgs(), "madison", name+":"+arch)...).Output()
+		if err != nil {
+			continue
+		}
+		for _, ml := range strings.Split(string(mad), "\n") { // "name | version | source arch Packages"
+			f := strings.Split(ml, "|")
+			if len(f) < 3 || !strings.Contains(f[2], " "+arch+" ") {
+				continue
+			}
+			v := strings.TrimSpace(f[1])
+			if bestVer == "" || exec.CommandContext(ctx, "dpkg", "--compare-versions", v, "gt", bestVer).Run() == nil {
+				bestPkg, bestVer = name, v
+			}
+		}
+	}
+	if bestPkg == "" {
+		return "", "", fmt.Errorf("no package of the series %s for %s in the archive", re, arch)
+	}
+	return bestPkg, bestVer, nil
 }

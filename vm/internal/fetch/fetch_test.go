@@ -132,3 +132,20 @@ func TestAptFailure(t *testing.T) {
 	assert.Contains(t, err.Error(), "fetch linux-image-x=1: apt-get update")
 	assert.Contains(t, err.Error(), "Could not resolve host")
 }
+
+func TestSeries(t *testing.T) {
+	for pkg, want := range map[string][2]string{
+		"linux-image-6.1.0-57-amd64":       {"linux-image-6.1.0-58-amd64", "linux-image-6.12.0-57-amd64"},
+		"linux-image-6.12.117+deb13-amd64": {"linux-image-6.12.130+deb13-amd64", "linux-image-6.12.117+deb14-amd64"},
+		"linux-binary-7.3.4+deb13-arm64":   {"linux-binary-7.3.11+deb13-arm64", "linux-binary-7.3.4+deb13-amd64"},
+		"linux-image-5.10.0-32-arm64":      {"linux-image-5.10.0-40-arm64", "linux-image-5.10.0-40-arm64-unsigned"},
+	} {
+		re, ok := Series(pkg)
+		require.True(t, ok, pkg)
+		assert.True(t, re.MatchString(pkg), "%s matches its own series %s", pkg, re)
+		assert.True(t, re.MatchString(want[0]), "%s is in the series of %s (%s)", want[0], pkg, re)
+		assert.False(t, re.MatchString(want[1]), "%s is not in the series of %s (%s)", want[1], pkg, re)
+	}
+	_, ok := Series("busybox-static")
+	assert.False(t, ok)
+}

@@ -55,9 +55,11 @@ func (m machine) KArgs() []string {
 type serialStdio struct{}
 
 func (serialStdio) Cmdline() []string {
-	return []string{"-nodefaults", "-no-reboot", "-display", "none", "-serial", "stdio", "-monitor", "none"}
+	// mon:stdio multiplexes the serial port with QEMU's monitor so the host can send a break (C-a b) for sysrq;
+	// nothing else of the monitor is used.
+	return []string{"-nodefaults", "-no-reboot", "-display", "none", "-serial", "mon:stdio"}
 }
-func (serialStdio) KArgs() []string { return []string{"loglevel=4"} }
+func (serialStdio) KArgs() []string { return []string{"loglevel=4", "sysrq_always_enabled"} }
 
 // exitOnPanic makes a kernel panic reboot at once, which -no-reboot turns into a QEMU exit.
 type exitOnPanic struct{}

@@ -18,7 +18,7 @@ func TestCmdlineAmd64(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "qemu-system-x86_64", bin)
 	line := strings.Join(args, " ")
-	for _, want := range []string{"-M q35", "-accel tcg", "-cpu max", "-nodefaults", "-no-reboot", "-serial stdio", "-kernel /k", "-initrd /i", "-smp 1", "-m 512"} {
+	for _, want := range []string{"-M q35", "-accel tcg", "-cpu max", "-nodefaults", "-no-reboot", "-serial mon:stdio", "-kernel /k", "-initrd /i", "-smp 1", "-m 512"} {
 		assert.Contains(t, line, want)
 	}
 	kargs := args[len(args)-1]

@@ -118,11 +118,15 @@ func TestIntegrationGuestTimeout(t *testing.T) {
 	assert.Equal(t, "started\n", string(out), "output before the timeout still comes back")
 }
 
+// TestIntegrationWatchdog plants a guest that goes silent (a payload that sleeps, printing nothing): the watchdog
+// asks the guest kernel for its task states before it kills QEMU, the run is INFRA with that evidence, and it is
+// retried once, the first run kept in the record.
 func TestIntegrationWatchdog(t *testing.T) {
 	o, _ := itSetup(t)
 	o.Argv = []string{"/bin/sleep", "1000"} // silent forever; the guest timeout is far away
 	o.Timeout = 10 * time.Minute
 	o.Silence = 20 * time.Second // the boot before BEGIN is silent too: keep well above a slow boot (~10 s seen under load)
+	o.Retries = 1
 	start := time.Now()
 	recs, err := Run(context.Background(), o)
 	require.NoError(t, err)
@@ -130,6 +134,17 @@ func TestIntegrationWatchdog(t *testing.T) {
 	assert.Equal(t, Infra, r.Result)
 	assert.Contains(t, r.Error, "watchdog: no console output for 20s")
 	assert.Contains(t, r.Error, "payload started", "the watchdog fired during the payload, not during boot")
-	assert.Less(t, time.Since(start), 5*time.Minute, "neither the guest timeout nor the host deadline ended it")
+	assert.Less(t, time.Since(start), 8*time.Minute, "neither the guest timeout nor the host deadline ended it")
 	assert.NotEmpty(t, r.ConsoleTail)
+	require.Len(t, r.Retries, 1, "an infra run is retried once")
+	assert.Contains(t, r.Retries[0].Error, "watchdog: no console output")
+	for _, ev := range [][]string{r.Evidence, r.Retries[0].Evidence} {
+		all := strings.Join(ev, "\n")
+		assert.Contains(t, all, "sysrq: Show State", "the watchdog's sysrq t reached the guest kernel")
+		assert.Contains(t, all, "sleep", "the task dump names the silent payload's task")
+	}
+	b, err := os.ReadFile(filepath.Join(o.Results, r.Kernel+".json"))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"retries"`)
+	assert.Contains(t, string(b), `"evidence"`)
 }

@@ -40,6 +40,23 @@ type Record struct {
 	GuestSeconds     float64  `json:"guest_seconds"` // payload run time in the guest
 	Error            string   `json:"error,omitempty"`
 	ConsoleTail      []string `json:"console_tail,omitempty"` // last console lines (payload stderr included), unless ok
+	// Evidence is what the watchdog collected before it killed QEMU: the guest kernel's task states (sysrq t).
+	Evidence []string `json:"evidence,omitempty"`
+	// Retries are the earlier runs of this kernel that ended infra and were retried (Options.Retries).
+	Retries []Retry `json:"retries,omitempty"`
+	// PinnedVersion is the manifest's pin ("package=version") when another package ran: the pin left the archive
+	// and the newest package of the same series (Package, Version) ran instead (fetch.Cache.Newest).
+	PinnedVersion string `json:"pinned_version,omitempty"`
+	ABICap        int    `json:"abi_cap,omitempty"` // the manifest's abi_cap (VM_ABI_CAP in the guest)
+	CPUs          int    `json:"cpus"`
+}
+
+// Retry is one run that ended infra before the recorded one.
+type Retry struct {
+	Error       string   `json:"error"`
+	Seconds     float64  `json:"seconds"`
+	Evidence    []string `json:"evidence,omitempty"`
+	ConsoleTail []string `json:"console_tail,omitempty"`
 }
 
 type junitSuites struct {
@@ -96,7 +113,7 @@ func (r Record) JUnit() ([]byte, error) {
 // clean removes the result files of every id from dir, so a reader never mixes runs.
 func clean(dir string, ids []string) error {
 	for _, id := range ids {
-		for _, ext := range []string{".json", ".out", ".junit.xml", ".console.log"} {
+		for _, ext := range []string{".json", ".out", ".junit.xml", ".console.log", ".evidence.log"} {
 			if err := os.Remove(filepath.Join(dir, id+ext)); err != nil && !os.IsNotExist(err) {
 				return err
 			}

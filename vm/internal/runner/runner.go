@@ -13,13 +13,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/u-root/u-root/pkg/cpio"
+	"golang.org/x/sys/unix"
 
 	"github.com/confine-dev/confine/vm"
 	"github.com/confine-dev/confine/vm/internal/console"
@@ -37,6 +40,9 @@ type Target struct {
 	Image       string // kernel image path; empty: Run pulls Ref, else fetches Package, into the cache
 	ImageSHA256 string // hex sha256 of Image, set by Run (from the cache's record, or hashed once)
 	Digest      string // digest of Ref's image manifest ("sha256:<hex>"), once pulled
+	// PinnedVersion is the manifest's version when the package that ran is another (Version), set by Run when
+	// the pin has left the archive and the newest package of the same series was fetched instead.
+	PinnedVersion string
 }
 
 // Options configure Run. Zero values take the documented defaults.
@@ -55,7 +61,15 @@ type Options struct {
 	Self     string        // this executable, used as guest init for its own arch when InitDir has none
 	Cache    *fetch.Cache  // kernel and busybox cache
 	Busybox  vm.Package    // pinned busybox-static
+	Tools    []vm.Tool     // pinned tools and libraries put into every guest (git, bwrap)
 	Progress io.Writer     // live progress lines; default io.Discard
+	// Retries is how many times a kernel whose run ended infra is booted again (default 0 here; `vm run` passes
+	// --retries, default 1). Each earlier run is kept in Record.Retries.
+	Retries int
+	// Evidence is how long the watchdog may collect the guest's task states before killing QEMU (default 15s).
+	Evidence time.Duration
+	// CPUs is the vCPUs per VM (default 1).
+	CPUs int
 }
 
 // SetupError is a problem found before any VM booted (bad input, failed fetch).
@@ -65,8 +79,8 @@ func (e *SetupError) Error() string { return e.Err.Error() }
 func (e *SetupError) Unwrap() error { return e.Err }
 
 type prepared struct {
-	base, payload []byte // gzip'd cpio per arch
-	accel         string
+	base, tools, payload []byte // gzip'd cpio per arch
+	accel                string
 }
 
 // Run boots every target and returns one Record per target, in target order. An error is a *SetupError (nothing
@@ -100,6 +114,9 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 		if p.base, err = o.baseArchive(ctx, arch); err != nil {
 			return setup(err)
 		}
+		if p.tools, err = o.toolsArchive(ctx, arch); err != nil {
+			return setup(err)
+		}
 		recs, err := initramfs.Payload(o.payloadDir(arch))
 		if err != nil {
 			return setup(err)
@@ -129,21 +146,73 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	done := 0
+	began := time.Now()
+	running := map[string]time.Time{}
+	var doneSecs float64
+	// status is the live progress line: kernels done, running (and for how long), and a time-left estimate
+	// from the mean time per kernel so far over the job slots.
+	status := func() string {
+		var names []string
+		for id, t := range running {
+			names = append(names, fmt.Sprintf("%s %.0fs", id, time.Since(t).Seconds()))
+		}
+		sort.Strings(names)
+		left := "?"
+		if done > 0 { // the running kernels' rest of a mean kernel, then the queued ones over the job slots
+			mean := doneSecs / float64(done)
+			var rest float64
+			for _, t := range running {
+				rest += max(0, mean-time.Since(t).Seconds())
+			}
+			rest += mean * float64(len(o.Targets)-done-len(running))
+			left = fmt.Sprintf("~%.0fs", rest/float64(o.Jobs))
+		}
+		return fmt.Sprintf("%d/%d done, %.0fs elapsed, %s left; running: %s", done, len(o.Targets),
+			time.Since(began).Seconds(), left, strings.Join(names, ", "))
+	}
+	tickDone := make(chan struct{})
+	defer close(tickDone)
+	go func() {
+		tk := time.NewTicker(30 * time.Second)
+		defer tk.Stop()
+		for {
+			select {
+			case <-tickDone:
+				return
+			case <-tk.C:
+				mu.Lock()
+				o.progress("status %s", status())
+				mu.Unlock()
+			}
+		}
+	}()
 	for w := 0; w < o.Jobs; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range work {
 				t := o.Targets[i]
+				mu.Lock()
+				running[t.ID] = time.Now()
+				mu.Unlock()
 				o.progress("start  %-22s %s %s", t.ID, t.Arch, archs[t.Arch].accel)
 				r := o.runOne(ctx, t, archs[t.Arch])
+				var retries []Retry
+				for len(retries) < o.Retries && r.Result == Infra && ctx.Err() == nil {
+					retries = append(retries, Retry{Error: r.Error, Seconds: r.Seconds, Evidence: r.Evidence, ConsoleTail: r.ConsoleTail})
+					o.progress("retry  %-22s %s: run %d ended infra: %s", t.ID, t.Arch, len(retries), r.Error)
+					r = o.runOne(ctx, t, archs[t.Arch])
+				}
+				r.Retries = retries
 				if err := o.write(r); err != nil && r.Result == OK {
 					r.Result, r.Error = Infra, "write results: "+err.Error()
 				}
 				records[i] = r
 				mu.Lock()
 				done++
-				o.progress("%-6s %-22s %s %s %5.1fs  [%d/%d]%s", r.Result, t.ID, t.Arch, r.Accel, r.Seconds, done, len(o.Targets), errSuffix(r))
+				doneSecs += time.Since(running[t.ID]).Seconds()
+				delete(running, t.ID)
+				o.progress("%-6s %-22s %s %s %5.1fs  [%s]%s", r.Result, t.ID, t.Arch, r.Accel, r.Seconds, status(), errSuffix(r))
 				mu.Unlock()
 			}
 		}()
@@ -188,6 +257,12 @@ func (o *Options) defaults() {
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}
+	if o.Evidence == 0 {
+		o.Evidence = 15 * time.Second
+	}
+	if o.CPUs < 1 {
+		o.CPUs = 1
+	}
 }
 
 func (o *Options) progress(format string, args ...any) {
@@ -217,6 +292,22 @@ func (o *Options) resolveKernel(ctx context.Context, t *Target) error {
 	}
 	if t.Image == "" {
 		ex, err := FetchKernel(ctx, o.Cache, t.Kernel)
+		var gone *fetch.GoneError
+		if errors.As(err, &gone) {
+			// The pin left the archive: the newest package of the same series runs instead, with a warning, and
+			// the record names both versions (vm/README.md, "Kernels that stay fetchable").
+			pkg, ver, nerr := o.Cache.Newest(ctx, t.Package, t.Arch)
+			if nerr != nil {
+				return fmt.Errorf("%w; no fallback: %v", err, nerr)
+			}
+			o.progress("WARNING: kernel %s: %s=%s has left the archive; using the newest of its series, %s=%s", t.ID, t.Package, t.Version, pkg, ver)
+			k := t.Kernel
+			k.Package, k.Version = pkg, ver
+			if ex, err = FetchKernel(ctx, o.Cache, k); err == nil {
+				t.PinnedVersion = t.Package + "=" + t.Version
+				t.Package, t.Version = pkg, ver
+			}
+		}
 		if err != nil {
 			return err
 		}
@@ -323,6 +414,39 @@ func (o *Options) baseArchive(ctx context.Context, arch string) ([]byte, error) 
 	return b, nil
 }
 
+// toolsArchive returns the archive of Options.Tools for arch (nil when there are none): each file fetched into the
+// cache and placed at its guest path (mode 0755), in a merged-/usr layout (/lib and /lib64 link into /usr), with
+// the dynamic loader where the programs' PT_INTERP names it and git's exec path (/usr/lib/git-core/git).
+func (o *Options) toolsArchive(ctx context.Context, arch string) ([]byte, error) {
+	if len(o.Tools) == 0 {
+		return nil, nil
+	}
+	var recs []cpio.Record
+	for _, t := range o.Tools {
+		for _, f := range t.Files {
+			guestPath, member := vm.Expand(f[0], arch), vm.Expand(f[1], arch)
+			ex, err := o.Cache.Extract(ctx, t.Package, t.Version, arch, filepath.Base(guestPath), func(m string) bool { return m == member })
+			if err != nil {
+				return nil, fmt.Errorf("guest tool %s for %s: %w", t.Package, arch, err)
+			}
+			b, err := os.ReadFile(ex.Path)
+			if err != nil {
+				return nil, err
+			}
+			recs = append(recs, initramfs.File(strings.TrimPrefix(guestPath, "/"), b, 0o755))
+		}
+	}
+	recs = append(recs, cpio.Symlink("lib", "usr/lib"), cpio.Symlink("usr/lib/git-core/git", "../../bin/git"))
+	switch arch {
+	case "amd64":
+		recs = append(recs, cpio.Symlink("lib64", "usr/lib64"),
+			cpio.Symlink("usr/lib64/"+vm.Loader[arch], "../lib/"+vm.Triplet[arch]+"/"+vm.Loader[arch]))
+	case "arm64":
+		recs = append(recs, cpio.Symlink("usr/lib/"+vm.Loader[arch], vm.Triplet[arch]+"/"+vm.Loader[arch]))
+	}
+	return initramfs.Bytes(recs)
+}
+
 // pickAccel returns the accelerator for arch: TCG unless KVM is forced, or auto and a probe boot under KVM
 // returns a verified result.
 func (o *Options) pickAccel(ctx context.Context, arch string, p *prepared, t Target) string {
@@ -335,16 +459,54 @@ func (o *Options) pickAccel(ctx context.Context, arch string, p *prepared, t Tar
 		o.progress("accel  %s: tcg (no KVM: %s)", arch, why)
 		return qemu.TCG
 	}
+	// A probe that failed costs its whole silence limit (15 s) on every run: its verdict is kept, keyed by what
+	// decides it (host kernel, QEMU binary), and reused while those stay the same.
+	key := probeKey(arch, t)
+	memo := filepath.Join(o.Cache.Root, "accel", arch+".json")
+	var seen struct{ Key, Accel, Why string }
+	if b, err := os.ReadFile(memo); err == nil && json.Unmarshal(b, &seen) == nil && seen.Key == key && key != "" {
+		o.progress("accel  %s: %s (%s; remembered in %s)", arch, seen.Accel, seen.Why, memo)
+		return seen.Accel
+	}
 	probe := *o
 	probe.Argv, probe.Timeout, probe.Silence, probe.Boot = []string{"/bin/true"}, 10*time.Second, 15*time.Second, 20*time.Second
+	probe.Evidence = -1
 	start := time.Now()
 	r := probe.boot(ctx, t, p, qemu.KVM, io.Discard, nil)
-	if r.Result == OK {
-		o.progress("accel  %s: kvm (probe boot %.1fs)", arch, time.Since(start).Seconds())
-		return qemu.KVM
+	accel, why := qemu.KVM, fmt.Sprintf("probe boot %.1fs", time.Since(start).Seconds())
+	if r.Result != OK {
+		accel, why = qemu.TCG, "KVM probe boot failed: "+r.Error
 	}
-	o.progress("accel  %s: tcg (KVM probe boot failed: %s)", arch, r.Error)
-	return qemu.TCG
+	o.progress("accel  %s: %s (%s)", arch, accel, why)
+	if key != "" && ctx.Err() == nil {
+		seen.Key, seen.Accel, seen.Why = key, accel, why
+		if b, err := json.Marshal(seen); err == nil && os.MkdirAll(filepath.Dir(memo), 0o755) == nil {
+			os.WriteFile(memo, b, 0o644)
+		}
+	}
+	return accel
+}
+
+// probeKey identifies what a KVM probe's verdict depends on: the host kernel (and with it /dev/kvm) and the QEMU
+// binary (path, size, mtime). "" when one of them cannot be read (then nothing is remembered).
+func probeKey(arch string, _ Target) string {
+	var uts unix.Utsname
+	if unix.Uname(&uts) != nil {
+		return ""
+	}
+	bin, err := qemu.Binary(arch)
+	if err != nil {
+		return ""
+	}
+	path, err := exec.LookPath(bin)
+	if err != nil {
+		return ""
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%s %s %d %d", unix.ByteSliceToString(uts.Release[:]), path, fi.Size(), fi.ModTime().UnixNano())
 }
 
 func (o *Options) runOne(ctx context.Context, t Target, p *prepared) Record {
@@ -369,6 +531,7 @@ func (o *Options) runOne(ctx context.Context, t Target, p *prepared) Record {
 func (o *Options) record(t Target, accel, result, msg string) Record {
 	return Record{
 		Schema: "confine.vm.result/v1", Kernel: t.ID, Package: t.Package, Version: t.Version, Image: t.Image,
+		PinnedVersion: t.PinnedVersion, ABICap: t.ABICap, CPUs: o.CPUs,
 		ImageSHA256: t.ImageSHA256, ImageRef: t.Ref, ImageDigest: t.Digest, Arch: t.Arch, Accel: accel,
 		CmdlineExtra: t.Cmdline, ExpectedLandlock: t.Landlock, ExpectedABI: t.ABI, Exit: -1, Result: result, Error: msg,
 	}
@@ -383,6 +546,7 @@ func (o *Options) boot(ctx context.Context, t Target, p *prepared, accel string,
 		"VM_EXPECTED_ABI=" + fmt.Sprint(t.ABI),
 		"VM_EXPECTED_LANDLOCK=" + t.Landlock,
 		"VM_CMDLINE_EXTRA=" + t.Cmdline,
+		"VM_ABI_CAP=" + abiCap(t.ABICap),
 	}})
 	if err != nil {
 		return o.record(t, accel, Infra, err.Error())
@@ -396,7 +560,7 @@ func (o *Options) boot(ctx context.Context, t Target, p *prepared, accel string,
 		return o.record(t, accel, Infra, err.Error())
 	}
 	defer os.Remove(initrd.Name())
-	for _, b := range [][]byte{p.base, p.payload, cfgArchive} {
+	for _, b := range [][]byte{p.base, p.tools, p.payload, cfgArchive} {
 		if _, err := initrd.Write(b); err != nil {
 			initrd.Close()
 			return o.record(t, accel, Infra, err.Error())
@@ -412,8 +576,8 @@ func (o *Options) boot(ctx context.Context, t Target, p *prepared, accel string,
 		sink = io.MultiWriter(parser, log)
 	}
 	start := time.Now()
-	spec := qemu.Spec{Arch: t.Arch, Accel: accel, Kernel: t.Image, Initrd: initrd.Name(), Extra: t.Cmdline}
-	bootErr := qemu.Boot(ctx, spec, qemu.Limits{Deadline: o.Timeout + o.Boot, Silence: o.Silence}, sink)
+	spec := qemu.Spec{Arch: t.Arch, Accel: accel, Kernel: t.Image, Initrd: initrd.Name(), Extra: t.Cmdline, CPUs: o.CPUs}
+	bootErr := qemu.Boot(ctx, spec, qemu.Limits{Deadline: o.Timeout + o.Boot, Silence: o.Silence, Evidence: o.Evidence}, sink)
 	perr := parser.Close()
 	rec := o.record(t, accel, Infra, "")
 	rec.Seconds = time.Since(start).Seconds()
@@ -430,7 +594,15 @@ func (o *Options) boot(ctx context.Context, t Target, p *prepared, accel string,
 		return rec
 	case bootErr != nil:
 		var hang *qemu.HangError
-		if errors.As(bootErr, &hang) && hang.Kind == qemu.ErrSilent && parser.Began() {
+		if errors.As(bootErr, &hang) && len(hang.Evidence) > 0 {
+			rec.Evidence = summarizeEvidence(hang.Evidence)
+			// The whole dump (every task's stack) goes next to the result; the record keeps one line per task.
+			full := filepath.Join(o.Results, t.ID+".evidence.log")
+			if err := os.WriteFile(full, []byte(strings.Join(hang.Evidence, "\n")+"\n"), 0o644); err == nil {
+				rec.Evidence = append(rec.Evidence, "full task dump: "+full)
+			}
+		}
+		if hang != nil && hang.Kind == qemu.ErrSilent && parser.Began() {
 			rec.Error = fmt.Sprintf("watchdog: %v (payload started, then went silent)", bootErr)
 		} else {
 			rec.Error = bootErr.Error()
@@ -483,6 +655,29 @@ func (o *Options) write(r Record) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(o.Results, r.Kernel+".junit.xml"), ju, 0o644)
+}
+
+// summarizeEvidence keeps, of a sysrq task dump, the sysrq lines and one line per task (name, state, pid, ppid):
+// enough to see what ran and what it waited in, small enough for a result record.
+func summarizeEvidence(lines []string) []string {
+	var out []string
+	for _, l := range lines {
+		if strings.Contains(l, "sysrq:") || strings.Contains(l, "task:") {
+			out = append(out, l)
+		}
+	}
+	if len(out) == 0 && len(lines) > 0 { // no dump came: keep what the guest did print
+		out = lines[:min(len(lines), 50)]
+	}
+	return out
+}
+
+// abiCap renders a cap for the guest's environment: "" when there is none.
+func abiCap(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return fmt.Sprint(n)
 }
 
 func newNonce() string {
