@@ -3,7 +3,8 @@
 // report is malformed; was gated on other expectations than the reviewed conformance/expected.yaml (its
 // expected_sha256); lacks a kernel of vm/kernels.json or a case of conformance/CASES.md on some kernel;
 // holds an infrastructure failure instead of a verdict; has a case that got worse than expected on any
-// kernel; or ran a confine whose sha256 is not the released launcher of that kernel's architecture.
+// kernel (INFRA, no verdict, is worst); or ran a confine whose sha256 is not the released launcher of that
+// kernel's architecture (an ABI-capped column excepted: it runs the confine_abicap test build by design).
 package gate
 
 import (
@@ -58,6 +59,7 @@ type matrix struct {
 		RunResult     string `json:"run_result"`
 		Error         string `json:"error"`
 		ConfineSHA256 string `json:"confine_sha256"`
+		ABICap        int    `json:"abi_cap"` // > 0: the column ran the confine_abicap test build, not the release
 	} `json:"kernels"`
 	Results []struct {
 		KernelID string `json:"kernel_id"`
@@ -69,7 +71,8 @@ type matrix struct {
 }
 
 // rank orders outcomes from worst to best; a result ranked below its expectation got worse.
-var rank = map[string]int{"FAIL": 0, "SKIP": 1, "EXPECTED-FAIL": 2, "PASS": 3}
+// INFRA (no verdict: the VM run failed) is worse than anything.
+var rank = map[string]int{"INFRA": -1, "FAIL": 0, "SKIP": 1, "EXPECTED-FAIL": 2, "PASS": 3}
 
 // unameArch maps uname -m (what a run records) to GOARCH.
 var unameArch = map[string]string{"x86_64": "amd64", "aarch64": "arm64", "amd64": "amd64", "arm64": "arm64"}
@@ -133,6 +136,9 @@ func Check(in Inputs) ([]Problem, string, error) {
 			ps = append(ps, Problem{Kernel: k.ID, Expected: "a verdict", Got: "infra", Detail: k.Error})
 		case k.ConfineSHA256 == "":
 			ps = append(ps, Problem{Kernel: k.ID, Detail: "the run recorded no confine sha256"})
+		case k.ABICap > 0:
+			// An ABI-capped column runs the confine_abicap test build of the same source (vm/README.md): a
+			// release is never that build, so its sha256 cannot be the released one. Its verdicts still gate.
 		case k.ConfineSHA256 != in.Released[unameArch[k.Arch]]:
 			ps = append(ps, Problem{Kernel: k.ID, Detail: fmt.Sprintf("ran confine sha256 %s, the released %s launcher is %q",
 				k.ConfineSHA256, unameArch[k.Arch], in.Released[unameArch[k.Arch]])})
