@@ -1,7 +1,6 @@
 package launch
 
 import (
-	"os"
 	"strconv"
 	"strings"
 
@@ -51,7 +50,7 @@ func isolate() error {
 // It needs CAP_SETPCAP, which root has, unless the bounding set is already that small.
 func limitRootCaps() error {
 	last := unix.CAP_LAST_CAP
-	if b, err := os.ReadFile("/proc/sys/kernel/cap_last_cap"); err == nil {
+	if b, err := readFile("/proc/sys/kernel/cap_last_cap"); err == nil {
 		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
 			last = n
 		}

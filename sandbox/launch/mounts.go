@@ -2,7 +2,6 @@ package launch
 
 import (
 	"bytes"
-	"os"
 	"strconv"
 	"strings"
 
@@ -25,7 +24,7 @@ var kernelFilesystems = map[string]bool{
 // reading this mount namespace's /proc/self/mountinfo (proc(5)). Where /proc is not mounted it checks nothing:
 // pathfd has then already refused to validate the roots by /proc/self/fd.
 func checkSubmounts(roots []*pathfd.Root) error {
-	info, err := os.ReadFile("/proc/self/mountinfo")
+	info, err := readFile("/proc/self/mountinfo")
 	if err != nil {
 		return nil
 	}

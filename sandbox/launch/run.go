@@ -299,3 +299,28 @@ func dirNames(path string) ([]string, error) {
 		_, _, names = unix.ParseDirent(buf[:n], -1, names)
 	}
 }
+
+// readFile reads a whole (small, /proc or /sys) file with read(2) itself: os.ReadFile stats the file first,
+// which links os.FileInfo and with it time's formatting and zone code into the binary.
+func readFile(path string) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	var out []byte
+	buf := make([]byte, 4096)
+	for {
+		n, err := unix.Read(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return out, err
+		}
+		if n <= 0 {
+			return out, nil
+		}
+		out = append(out, buf[:n]...)
+	}
+}

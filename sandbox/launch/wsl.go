@@ -1,9 +1,10 @@
 package launch
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // WSL is the kind of Windows Subsystem for Linux a kernel belongs to. Its number is the report's "wsl" field.
@@ -52,7 +53,8 @@ var binfmtDir = "/proc/sys/fs/binfmt_misc"
 // sometimes also "WSLInterop-late", with flags PF, so the interpreter is pinned at registration and no
 // Landlock rule on /init could stop it).
 func readWSLInterop() Interop {
-	if _, err := os.Stat(filepath.Join(binfmtDir, "status")); err != nil {
+	var st unix.Stat_t
+	if err := unix.Stat(filepath.Join(binfmtDir, "status"), &st); err != nil {
 		return InteropUnknown
 	}
 	names, _ := dirNames(binfmtDir)
@@ -60,7 +62,7 @@ func readWSLInterop() Interop {
 		if name == "status" || name == "register" {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(binfmtDir, name))
+		b, err := readFile(filepath.Join(binfmtDir, name))
 		if err != nil {
 			continue
 		}
