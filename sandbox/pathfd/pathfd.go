@@ -88,7 +88,7 @@ func OpenIn(root int, path string) (*Root, error) {
 	if err != nil {
 		return nil, describe(path, err)
 	}
-	r, err := validate(path, fd)
+	r, err := validate(path, rootName(root)+path, fd)
 	if err != nil {
 		unix.Close(fd)
 		return nil, err
@@ -127,7 +127,23 @@ func openNoFollow(root int, path string) (int, error) {
 	return fd, nil
 }
 
-func validate(path string, fd int) (*Root, error) {
+// rootName is the kernel's name, seen from this process, for root: "" for Here, and for another mount
+// namespace's root usually "" too; but where this process is chrooted (a build chroot, not a pivot_root
+// container), the name of a descriptor in another mount namespace is its path from that namespace's real
+// root, which begins with the chroot's own path.
+func rootName(root int) string {
+	if root == Here {
+		return ""
+	}
+	name, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(root))
+	if err != nil || name == "/" {
+		return ""
+	}
+	return name
+}
+
+// validate checks fd, opened for path, whose kernel name (/proc/self/fd) must be want.
+func validate(path, want string, fd int) (*Root, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, msg.Err("fstat ", path, ": ", err)
@@ -148,7 +164,7 @@ func validate(path string, fd int) (*Root, error) {
 	}
 	// Where /proc is mounted, the kernel's name for the descriptor must be the path we asked for: it was
 	// opened without following links, so anything else means the tree moved under us.
-	if got, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd)); err == nil && got != path {
+	if got, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd)); err == nil && got != want {
 		return nil, msg.Err(ErrBadPath, ": ", path, " was opened as ", got, " (did it move?)")
 	}
 	return &Root{Path: path, FD: fd, Kind: kind}, nil

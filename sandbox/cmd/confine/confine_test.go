@@ -724,6 +724,7 @@ const multiprocessingScript = `
 import concurrent.futures, multiprocessing, os
 def square(x): return x * x
 if __name__ == "__main__":
+    multiprocessing.set_start_method("fork")  # 3.14's default, forkserver, cannot find square in a -c script
     with multiprocessing.Lock():
         pass
     with concurrent.futures.ProcessPoolExecutor(2) as pool:
