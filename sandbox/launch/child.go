@@ -573,7 +573,10 @@ func runChild(s System) error {
 	if shm >= 0 {
 		rules[shm].FD = m.Shm
 	}
-	last := &final{init: h.Init, handled: h.Handled, scoped: h.Scoped, rules: rules, prog: h.Filter, path: h.Path, argv: h.Argv, env: h.Env,
+	// A root layered child (below ABI 6, in a PID namespace but no user namespace) is real root: its command's
+	// capabilities are cut as in place. A user's child is root only in its own user namespace, which it keeps
+	// the caller's uid in, so euid is not 0 there.
+	last := &final{init: h.Init, root: os.Geteuid() == 0, handled: h.Handled, scoped: h.Scoped, rules: rules, prog: h.Filter, path: h.Path, argv: h.Argv, env: h.Env,
 		reportJSON: h.Report, reportFD: h.ReportFD, reportName: h.ReportName, warn: h.Warn,
 		beforeExec: func() error { return writeAll(syncFD, []byte{execMark}) }}
 	return last.confineAndExec(s)

@@ -198,7 +198,9 @@ func (c *final) confineAndExec(s System) error {
 		if err := s.LimitRootCaps(); err != nil {
 			return report.Refuse(report.Ruleset, "limiting root's capabilities: ", err.Error())
 		}
-		c.rep.Warnings = append(c.rep.Warnings, "root: the command keeps only the capabilities "+rootCapNames())
+		if c.rep != nil { // a layered child has the parent's report, made final there
+			c.rep.Warnings = append(c.rep.Warnings, "root: the command keeps only the capabilities "+rootCapNames())
+		}
 	}
 	if err := isolate(); err != nil {
 		return report.Refuse(report.Internal, err.Error())

@@ -249,6 +249,8 @@ type result struct {
 	report   map[string]any
 	raw      string
 	sentinel bool
+	// sentinelPath is $S, which the command may have written.
+	sentinelPath string
 }
 
 // confine runs the test binary as confine with the fake kernel spec, a report on fd 3, and args in which
@@ -280,7 +282,7 @@ func confine(t *testing.T, spec string, args ...string) result {
 		require.NoError(t, json.Unmarshal(first, &r.report), "report: %s", raw)
 	}
 	_, err = os.Stat(sentinel)
-	r.sentinel = err == nil
+	r.sentinel, r.sentinelPath = err == nil, sentinel
 	return r
 }
 
@@ -557,12 +559,20 @@ func TestBelowABI6APIDNamespaceHidesEveryProcessOutside(t *testing.T) {
 	t.Cleanup(func() { victim.Process.Kill(); victim.Wait() })
 	marker := "confine-pidns-" + strconv.Itoa(os.Getpid())
 	script := `kill -TERM ` + strconv.Itoa(victim.Process.Pid) + ` 2>/dev/null && exit 3
-		exec -a ` + marker + ` sleep 600 & echo $$ > "$0"`
+		grep CapEff /proc/self/status > "$0"
+		exec -a ` + marker + ` sleep 600 &`
 	r := confine(t, "abi=5,errata=0", "--report-fd", "3", "--worktree", "$W", "--", "/bin/sh", "-c", script, "$S")
 	require.Equal(t, 0, r.status, "stderr: %s", r.stderr)
 	require.True(t, r.sentinel, "the command did not run")
 	require.Equal(t, "closed", r.report["channels"].(map[string]any)["signals"].(map[string]any)["status"], r.raw)
 	require.NoError(t, victim.Process.Signal(syscall.Signal(0)), "the victim outside was signalled")
+	// Root's command keeps only rootCaps there too (the attack review found the layered root child kept all).
+	capEff, err := os.ReadFile(r.sentinelPath)
+	require.NoError(t, err)
+	eff, err := strconv.ParseUint(strings.TrimSpace(strings.TrimPrefix(string(capEff), "CapEff:")), 16, 64)
+	require.NoError(t, err, "%q", capEff)
+	require.Zero(t, eff&(1<<unix.CAP_SYS_ADMIN|1<<unix.CAP_SETFCAP|1<<unix.CAP_SYS_MODULE|1<<unix.CAP_KILL),
+		"the command kept capabilities it must not: CapEff %#x", eff)
 	// The background sleep died with the namespace: no process outside has its name.
 	names, err := filepath.Glob("/proc/[0-9]*/cmdline")
 	require.NoError(t, err)
