@@ -62,6 +62,16 @@ export interface Report {
   [field: string]: unknown;
 }
 
+/** The second record on fd 3, written only when execve failed after the report (schema confine.exec-failed/v1,
+ * sandbox/README.md). */
+export interface ExecFailedRecord {
+  schema: 'confine.exec-failed/v1';
+  outcome: 'exec-failed';
+  reason: 'command-not-found' | 'command-not-executable' | 'wrong-arch' | 'interpreter-missing';
+  error: string;
+  [field: string]: unknown;
+}
+
 interface RunBase {
   /** The exit status, or null when the command died by a signal. */
   exitCode: number | null;
@@ -69,6 +79,8 @@ interface RunBase {
   signal: NodeJS.Signals | null;
   /** The report, or null when confine wrote none. */
   report: Report | null;
+  /** The exec-failed record, or null when execve did not fail after the report. */
+  execFailed: ExecFailedRecord | null;
   stdout: string;
   stderr: string;
 }
@@ -77,12 +89,12 @@ interface RunBase {
  * - "ok": the command ran confined and exited 0;
  * - "failed": the command ran and exited non-zero or died by a signal (its own status or signal);
  * - "refused": confine refused (exit 125) and nothing ran; reason is the report's reason code;
- * - "exec-failed": confine could not execute the command (126/127; reason command-not-found or
- *   command-not-executable). */
+ * - "exec-failed": confine could not execute the command (126/127; reason command-not-found,
+ *   command-not-executable, wrong-arch or interpreter-missing). */
 export type RunResult =
   | (RunBase & { kind: 'ok' | 'failed' })
   | (RunBase & { kind: 'refused'; reason: string })
-  | (RunBase & { kind: 'exec-failed'; reason: 'command-not-found' | 'command-not-executable' });
+  | (RunBase & { kind: 'exec-failed'; reason: ExecFailedRecord['reason'] });
 
 /** Run argv (never joined into a shell string) under confine, reading the report from fd 3. */
 export declare function run(argv: string[], options: RunOptions): Promise<RunResult>;

@@ -115,13 +115,14 @@ function defaultCwd(worktree) {
 
 /** confine's exit statuses (sandbox/README.md). */
 const REFUSED = 125;
-const EXEC_REASONS = new Set(['command-not-found', 'command-not-executable']);
+const EXEC_REASONS = new Set(['command-not-found', 'command-not-executable', 'wrong-arch', 'interpreter-missing']);
 
 /**
  * Run argv under confine with worktree writable. argv is an array and is never joined into a shell
  * string; pass ['/bin/sh', '-c', script] to use a shell. The command runs in options.cwd, by default the
  * worktree. Resolves to a RunResult (see index.d.ts); rejects (never throws) when the launcher cannot be
- * found or started (ConfineError ENOPKG, EARCH, EPLATFORM, ...) or its report is not JSON.
+ * found or started (ConfineError ENOPKG, EARCH, EPLATFORM, ...) or its report is not JSON. fd 3 carries one
+ * JSON line, the report, and a second one, the exec-failed record, when execve failed after the report.
  */
 function run(argv, options) {
   if (!Array.isArray(argv) || argv.length === 0 || !argv.every((a) => typeof a === 'string')) {
@@ -153,26 +154,31 @@ function run(argv, options) {
     child.stdio[3].on('data', (b) => rep.push(b));
     child.on('error', reject);
     child.on('close', (code, signal) => {
-      const text = Buffer.concat(rep).toString('utf8').trim();
-      let report = null;
-      if (text) {
-        try {
-          report = JSON.parse(text);
-        } catch (e) {
-          reject(new ConfineError('EREPORT', `confine: the report is not JSON (${e.message}): ${text.slice(0, 200)}`));
-          return;
-        }
+      const lines = Buffer.concat(rep).toString('utf8').split('\n').filter((l) => l.trim() !== '');
+      let records;
+      try {
+        records = lines.map((l) => JSON.parse(l));
+      } catch (e) {
+        reject(new ConfineError('EREPORT', `confine: the report is not JSON lines (${e.message}): ${lines.join('\n').slice(0, 200)}`));
+        return;
       }
-      const base = { exitCode: code, signal, report, stdout: Buffer.concat(out).toString('utf8'),
-        stderr: Buffer.concat(err).toString('utf8') };
+      if (records.length > 2) {
+        reject(new ConfineError('EREPORT', `confine: ${records.length} records on the report descriptor, at most 2`));
+        return;
+      }
+      const base = { exitCode: code, signal, report: records[0] || null, execFailed: records[1] || null,
+        stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') };
       resolvePromise(classify(base));
     });
   });
 }
 
-/** Decide the RunResult kind from the exit and the report; never from the command's output. */
+/** Decide the RunResult kind from the exit and the records; never from the command's output. */
 function classify(r) {
-  const reason = r.report && r.report.outcome === 'refused' ? r.report.reason : undefined;
+  // A refusal (command-not-found and command-not-executable are found before anything runs) is in the
+  // report; an execve that failed after it, in the exec-failed record.
+  const reason = r.execFailed ? r.execFailed.reason
+    : r.report && r.report.outcome === 'refused' ? r.report.reason : undefined;
   if (r.signal === null && r.exitCode === REFUSED && reason && !EXEC_REASONS.has(reason)) {
     return { kind: 'refused', reason, ...r };
   }

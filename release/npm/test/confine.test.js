@@ -146,6 +146,19 @@ test('exec failure is told apart from the command failing', async () => {
   assert.equal(own.exitCode, 127);
 });
 
+test('an execve that fails after the report is told apart by its second record', async () => {
+  const wt = dir('interp');
+  const script = path.join(wt, 'script');
+  fs.writeFileSync(script, '#!/nonexistent/sh\necho hi\n', { mode: 0o755 });
+  const r = await confine.run([script], { worktree: wt });
+  assert.equal(r.kind, 'exec-failed');
+  assert.equal(r.exitCode, 127);
+  assert.equal(r.reason, 'interpreter-missing');
+  assert.equal(r.report.outcome, 'exec');
+  assert.equal(r.execFailed.schema, 'confine.exec-failed/v1');
+  assert.match(r.execFailed.error, /\/nonexistent\/sh/);
+});
+
 test('a command killed by a signal is reported with that signal', async () => {
   const wt = dir('signal');
   const r = await confine.run(['/bin/sh', '-c', 'kill -KILL $$'], { worktree: wt });
