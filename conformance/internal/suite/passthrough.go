@@ -83,6 +83,9 @@ var passthroughCases = []Case{{
 						}
 						b, _ := os.ReadFile(ready)
 						cmdPid, _ = strconv.Atoi(string(b))
+						if host := hostPID(ready); host > 0 { // in a PID namespace (below ABI 6) getpid is not ours
+							cmdPid = host
+						}
 						syscall.Kill(pid, c.sig)
 					}})
 				if r.Exit != c.exit || r.Signal != c.seenSignal {
@@ -210,6 +213,27 @@ func fdTargets(t *T, data string) map[string]int {
 }
 
 // gone waits up to limit for pid to exit (absent, or a zombie waiting for its new parent to reap it).
+// hostPID finds, in this PID namespace, the command whose argv names ready: the one process whose command line
+// has it but not confine's own flags (confine's argv carries the command's). 0 if none or several.
+func hostPID(ready string) int {
+	ents, _ := os.ReadDir("/proc")
+	found := 0
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		b, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if strings.Contains(string(b), ready) && !strings.Contains(string(b), "--worktree") {
+			if found != 0 {
+				return 0
+			}
+			found = pid
+		}
+	}
+	return found
+}
+
 func gone(pid int, limit time.Duration) bool {
 	deadline := time.Now().Add(limit)
 	for {

@@ -416,7 +416,8 @@ func (o *Options) baseArchive(ctx context.Context, arch string) ([]byte, error) 
 
 // toolsArchive returns the archive of Options.Tools for arch (nil when there are none): each file fetched into the
 // cache and placed at its guest path (mode 0755), in a merged-/usr layout (/lib and /lib64 link into /usr), with
-// the dynamic loader where the programs' PT_INTERP names it and git's exec path (/usr/lib/git-core/git).
+// the dynamic loader where the programs' PT_INTERP names it and git's exec path (/usr/lib/git-core/git, and the
+// dashed commands of its local transport).
 func (o *Options) toolsArchive(ctx context.Context, arch string) ([]byte, error) {
 	if len(o.Tools) == 0 {
 		return nil, nil
@@ -437,6 +438,11 @@ func (o *Options) toolsArchive(ctx context.Context, arch string) ([]byte, error)
 		}
 	}
 	recs = append(recs, cpio.Symlink("lib", "usr/lib"), cpio.Symlink("usr/lib/git-core/git", "../../bin/git"))
+	// The dashed commands of git's local transport (fetch and push between two repositories on disk run
+	// git-upload-pack and git-receive-pack through the exec path), as links to git, as Debian installs them.
+	for _, c := range []string{"git-receive-pack", "git-upload-pack", "git-upload-archive"} {
+		recs = append(recs, cpio.Symlink("usr/lib/git-core/"+c, "../../bin/git"))
+	}
 	switch arch {
 	case "amd64":
 		recs = append(recs, cpio.Symlink("lib64", "usr/lib64"),
