@@ -28,7 +28,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -356,30 +355,33 @@ func unixServer(t *T, addr string) (stop func() (conns int, data string)) {
 	if err != nil {
 		t.Fatalf("listen %s: %v", addr, err)
 	}
-	var n atomic.Int32
-	var buf bytes.Buffer
-	var mu = make(chan struct{}, 1)
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			n.Add(1)
-			c.SetReadDeadline(time.Now().Add(5 * time.Second))
-			b := make([]byte, 256)
-			k, _ := c.Read(b)
-			mu <- struct{}{}
-			buf.Write(b[:k])
-			<-mu
-			c.Close()
-		}
-	}()
+	// No accept loop: a connection the command made sits in the backlog until accepted, and a listener closed
+	// first would drop it uncounted (a slow guest lost one that way). stop drains the backlog instead, with
+	// non-blocking accept4 and read on a duplicate of the listening socket, once the command has ended.
+	f, err := l.(*net.UnixListener).File()
+	if err != nil {
+		t.Fatalf("listener %s: %v", addr, err)
+	}
 	return func() (int, string) {
-		l.Close()
-		mu <- struct{}{}
-		defer func() { <-mu }()
-		return int(n.Load()), buf.String()
+		defer l.Close()
+		defer f.Close()
+		fd := int(f.Fd()) // once: each Fd() call puts the descriptor back in blocking mode
+		unix.SetNonblock(fd, true)
+		var n int
+		var buf bytes.Buffer
+		for {
+			c, _, err := unix.Accept4(fd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+			if err != nil {
+				break
+			}
+			n++
+			b := make([]byte, 256)
+			if k, err := unix.Read(c, b); err == nil && k > 0 {
+				buf.Write(b[:k])
+			}
+			unix.Close(c)
+		}
+		return n, buf.String()
 	}
 }
 
