@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strconv"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -161,7 +162,9 @@ func Do(op Op, stdout, stderr io.Writer) Result {
 		os.Exit(atoi(op.Arg))
 	case "kill-self":
 		sig := syscall.Signal(atoi(op.Arg))
-		signal.Reset(sig)
+		// The default action, not signal.Reset's "as at start": a runner started under nohup or in a
+		// background job inherits SIGHUP or SIGINT ignored, and the command must still die by them.
+		defaultAction(sig)
 		err = unix.Kill(os.Getpid(), sig)
 		select {} // the signal ends the process; a caught or ignored one is a test failure upstream
 	case "wait-signal":
@@ -241,4 +244,14 @@ func errnoName(err error) string {
 		return "errno " + strconv.Itoa(int(errno))
 	}
 	return err.Error()
+}
+
+// defaultAction sets sig's disposition to SIG_DFL with rt_sigaction(2) itself (struct sigaction as amd64 and
+// arm64 take it: handler, flags, restorer, mask) and unblocks it.
+func defaultAction(sig syscall.Signal) {
+	var dfl [4]uintptr // SIG_DFL, no flags, no restorer, empty mask
+	unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&dfl)), 0, 8, 0, 0)
+	var set unix.Sigset_t
+	set.Val[(sig-1)/64] |= 1 << ((uint(sig) - 1) % 64)
+	unix.PthreadSigmask(unix.SIG_UNBLOCK, &set, nil)
 }
