@@ -16,7 +16,10 @@ func TestWriteRights(t *testing.T) {
 	assert.Len(t, WriteRights(3), 12)
 	assert.Equal(t, WriteRights(3), WriteRights(4))
 	assert.Len(t, WriteRights(5), 13)
-	assert.Equal(t, WriteRights(5), WriteRights(11))
+	assert.Equal(t, WriteRights(5), WriteRights(8))
+	assert.Len(t, WriteRights(9), 14)
+	assert.Contains(t, WriteRights(9), "RESOLVE_UNIX")
+	assert.Equal(t, WriteRights(9), WriteRights(11))
 	for _, r := range []string{"READ_FILE", "READ_DIR", "EXECUTE"} {
 		assert.NotContains(t, WriteRights(11), r)
 		assert.False(t, IsWriteRight(r))
@@ -26,6 +29,7 @@ func TestWriteRights(t *testing.T) {
 	assert.False(t, IsFileRight("MAKE_REG"))
 	assert.False(t, IsFileRight("REFER"))
 	assert.Equal(t, 5, MinABI("IOCTL_DEV"))
+	assert.Equal(t, 9, MinABI("RESOLVE_UNIX"))
 }
 
 func TestQuery(t *testing.T) {
