@@ -37,6 +37,11 @@ func channels(abi int, metadata Metadata, root, tty, pidNS, strict bool) map[str
 		ch["ipc"] = closed("seccomp denies System V IPC and POSIX message queues (no IPC namespace); the host's " +
 			"/dev/shm stays read-only (no private tmpfs without the mount layer)")
 		ch["metadata"] = closed("seccomp denies metadata changes everywhere, inside the writable roots too")
+		if metadata == MetadataSupervisor {
+			ch["metadata"] = closed("supervisor: confine makes each chmod, chown, utimes and xattr change itself, " +
+				"on the file it resolved and checked, beneath the writable roots only (EPERM elsewhere); inode flags " +
+				"are denied everywhere")
+		}
 		ch["atime"] = open("no mount layer: reading a file outside may update its access time (relatime)")
 	}
 	ch["setuid"] = closed("seccomp denies set-user-ID and set-group-ID modes (openat2 and io_uring: ENOSYS); " +

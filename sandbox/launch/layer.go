@@ -26,15 +26,21 @@ import (
 // Metadata says how metadata changes outside the writable set are stopped.
 type Metadata string
 
-// The two ways.
+// The three ways, in the order the launcher tries them.
 const (
 	MetadataMountLayer Metadata = "mount-layer"  // every mount outside the writable roots is read-only
+	MetadataSupervisor Metadata = "supervisor"   // confine makes each change itself, beneath the writable roots only
 	MetadataSeccomp    Metadata = "seccomp-deny" // metadata system calls are denied everywhere, inside too
 )
 
 // ErrLayerUnavailable says the mount layer could not be built here (no user namespaces, no /proc, a kernel
-// without mount_setattr, ...). The caller falls back to MetadataSeccomp.
+// without mount_setattr, ...). The caller falls back to MetadataSupervisor.
 var ErrLayerUnavailable = errors.New("mount layer unavailable")
+
+// ErrSupervisorUnavailable says the supervisor could not be had (a seccomp listener exists already, as under
+// another confine's supervisor: EBUSY; or the command's memory could not be read). The caller falls back to
+// MetadataSeccomp.
+var ErrSupervisorUnavailable = errors.New("supervisor unavailable")
 
 // Private says which private mounts the layer adds on top of the read-only tree.
 type Private struct {

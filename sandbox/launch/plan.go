@@ -138,7 +138,11 @@ func (p *plan) guard(metadata Metadata, why error) ([]unix.SockFilter, error) {
 		p.rep.Warnings = append(p.rep.Warnings, p.tempWarn)
 	}
 	if why != nil {
-		p.rep.Warnings = append(p.rep.Warnings, msg.Str(why, ": metadata is denied everywhere instead"))
+		instead := ": metadata is denied everywhere instead"
+		if metadata == MetadataSupervisor {
+			instead = ": confine supervises metadata changes instead"
+		}
+		p.rep.Warnings = append(p.rep.Warnings, msg.Str(why, instead))
 	}
 	if p.report || p.strict {
 		p.rep.Channels = channels(p.abi, metadata, p.euid == 0, p.tty, p.pidNS, p.strict)
@@ -153,11 +157,15 @@ func (p *plan) guard(metadata Metadata, why error) ([]unix.SockFilter, error) {
 
 // policy is the seccomp filter for an ABI: with the mount layer, read-only mounts already stop metadata
 // changes and truncate(2) outside, and the layer's IPC namespace is private, so only what no mount can stop is
-// denied. No command may make set-ID files: they would outlive it, and act as their owner for anyone. --strict
+// denied. Without it, the supervisor makes the metadata changes beneath the writable roots, or seccomp denies
+// them everywhere. No command may make set-ID files: they would outlive it, and act as their owner for anyone. --strict
 // also denies advisory locks.
 func policy(abi int, metadata Metadata, strict bool) seccomp.Policy {
-	if metadata == MetadataMountLayer {
+	switch metadata {
+	case MetadataMountLayer:
 		return seccomp.Policy{NoSetID: true, DenyLocks: strict}
+	case MetadataSupervisor:
+		return seccomp.Policy{Supervise: true, DenyTruncate: abi < 3, DenyIPC: true, NoSetID: true, DenyLocks: strict}
 	}
 	return seccomp.Policy{Metadata: true, DenyTruncate: abi < 3, DenyIPC: true, NoSetID: true, DenyLocks: strict}
 }
@@ -295,9 +303,16 @@ func userRootAllowed(r *pathfd.Root, worktree bool) error {
 // warnings says what an ABI and the metadata mechanism leave undone or change.
 func warnings(abi int, wsl WSL, metadata Metadata) []string {
 	var w []string
-	if metadata == MetadataSeccomp {
+	switch metadata {
+	case MetadataSeccomp:
 		w = append(w, "metadata (chmod, chown, utimes, xattrs, inode flags) cannot be changed anywhere, "+
 			"including inside the writable roots: Landlock has no right for it, so seccomp denies it (EPERM)")
+	case MetadataSupervisor:
+		w = append(w, "no mount layer: confine stays as the command's supervisor and makes its chmod, chown, "+
+			"utimes and xattr changes beneath the writable roots (EPERM elsewhere); inode flags (chattr) are "+
+			"denied everywhere, and setxattrat, removexattrat and file_setattr answer ENOSYS")
+	}
+	if metadata != MetadataMountLayer {
 		if abi < 3 {
 			w = append(w, msg.Str("ABI ", abi, ": truncate(2) by path is denied everywhere by seccomp (TRUNCATE needs ABI 3, kernel ", landlock.FirstKernel(3), ")"))
 		}

@@ -44,8 +44,11 @@ func Probe(f Facts, s System) report.Probe {
 	p.Handled = landlock.HandledWrites(st.ABI).Names()
 	metadata := MetadataMountLayer
 	if err := s.LayerAvailable(); err != nil {
-		metadata = MetadataSeccomp
-		p.Warnings = append(p.Warnings, err.Error())
+		metadata, p.MetadataWhy = MetadataSupervisor, err.Error()
+		if err := s.SupervisorAvailable(); err != nil {
+			metadata, p.MetadataWhy = MetadataSeccomp, p.MetadataWhy+"; "+err.Error()
+		}
+		p.Warnings = append(p.Warnings, p.MetadataWhy)
 	}
 	p.Metadata = string(metadata)
 	p.Seccomp = policy(st.ABI, metadata, false).Denied()

@@ -77,6 +77,15 @@ func Run(cfg Config, f Facts, s System) error {
 		writeReport(cfg.ReportFD, rep.Marshal()) // best effort: the refusal stands either way
 		return err
 	}
+	// finish is how a child's run ends: the child wrote the report if the command ran or its execve failed.
+	finish := func(err error) error {
+		var ee *ExecError
+		var ce *ChildExit
+		if errors.As(err, &ce) || errors.As(err, &ee) {
+			return err
+		}
+		return refuse(err)
+	}
 	p, err := makePlan(cfg, f, s, rep)
 	if err != nil {
 		return refuse(err)
@@ -114,20 +123,9 @@ func Run(cfg Config, f Facts, s System) error {
 	}
 	switch {
 	case child != nil:
-		prog, err := p.guard(MetadataMountLayer, nil)
-		if err != nil {
-			child.Abort()
-			return refuse(err)
-		}
-		status, err := child.Run(p.handoff(prog, cfg.ReportFD))
-		var ee *ExecError
-		switch {
-		case err == nil:
-			return &ChildExit{Status: status}
-		case errors.As(err, &ee): // the child wrote the report before its execve failed
-			return err
-		case !errors.Is(err, ErrLayerUnavailable):
-			return refuse(err)
+		err := p.runChild(child, MetadataMountLayer, nil, cfg.ReportFD)
+		if !errors.Is(err, ErrLayerUnavailable) {
+			return finish(err)
 		}
 		why = err // nothing ran: go on here, where the descriptors (on the child's mounts) still name the roots
 		p.pidNS = false
@@ -146,6 +144,15 @@ func Run(cfg Config, f Facts, s System) error {
 	if why != nil {
 		metadata = MetadataSeccomp
 		p.dropShm() // no private tmpfs: the host's /dev/shm stays read-only
+		// Without the layer, a supervised child: this process stays as the supervisor of its metadata changes.
+		child, err := s.StartSupervised(cfg.ReportFD)
+		if err == nil {
+			err = p.runChild(child, MetadataSupervisor, why, cfg.ReportFD)
+			if !errors.Is(err, ErrSupervisorUnavailable) {
+				return finish(err)
+			}
+		}
+		p.notes = append(p.notes, err.Error())
 	}
 	prog, err := p.guard(metadata, why)
 	if err != nil {
@@ -158,6 +165,25 @@ func Run(cfg Config, f Facts, s System) error {
 		return err
 	}
 	return refuse(err)
+}
+
+// runChild hands the plan, guarded for metadata (why: why the mount layer is missing, or nil), to a child that
+// waits for it, and waits for the command. It returns a *ChildExit once the command ran, an *ExecError if its
+// execve failed (the child wrote the report), an error wrapping the strategy's fallback sentinel if the child
+// could not set it up (nothing ran: the caller goes on without it), or a refusal.
+func (p *plan) runChild(child LayeredChild, metadata Metadata, why error, reportFD int) error {
+	prog, err := p.guard(metadata, why)
+	if err != nil {
+		child.Abort()
+		return err
+	}
+	h := p.handoff(prog, reportFD)
+	h.Supervise = metadata == MetadataSupervisor
+	status, err := child.Run(h)
+	if err != nil {
+		return err
+	}
+	return &ChildExit{Status: status}
 }
 
 // final is what the last step needs: the plan with its guard chosen. A layered child rebuilds it from its
@@ -175,10 +201,11 @@ type final struct {
 	rep        *report.Report // the report, made final here; or, in a layered child, nil and
 	reportJSON []byte         // the report as the parent made it final
 	reportFD   int
-	reportName int          // the caller's number for reportFD, for messages
-	beforeExec func() error // the last step before execve, if any
-	warn       string       // a warning for stderr, printed just before execve (confine: warning: ...), or ""
-	reported   bool         // the report was written: a later failure is not reported again, but an exec failure is recorded after it
+	reportName int                      // the caller's number for reportFD, for messages
+	beforeExec func() error             // the last step before execve, if any
+	listen     func(listener int) error // installs the filter with a listener and hands it to the supervisor, if set
+	warn       string                   // a warning for stderr, printed just before execve (confine: warning: ...), or ""
+	reported   bool                     // the report was written: a later failure is not reported again, but an exec failure is recorded after it
 }
 
 func (p *plan) final(prog []unix.SockFilter, reportFD int) *final {
@@ -205,7 +232,15 @@ func (c *final) confineAndExec(s System) error {
 	if err := isolate(); err != nil {
 		return report.Refuse(report.Internal, err.Error())
 	}
-	if err := s.SetSeccomp(c.prog); err != nil {
+	if c.listen != nil {
+		listener, err := s.SetSeccompListener(c.prog)
+		if err != nil {
+			return msg.Err(ErrSupervisorUnavailable, ": seccomp(SET_MODE_FILTER, NEW_LISTENER): ", err.Error())
+		}
+		if err := c.listen(listener); err != nil {
+			return msg.Err(ErrSupervisorUnavailable, ": sending the listener: ", err.Error())
+		}
+	} else if err := s.SetSeccomp(c.prog); err != nil {
 		return report.Refuse(report.Seccomp, "seccomp(SET_MODE_FILTER): ", err.Error())
 	}
 	// From here on the thread is confined; a failure still runs nothing.

@@ -15,6 +15,8 @@ type System interface {
 	landlock.Syscalls
 	// SetSeccomp installs a seccomp filter on the calling thread (after no_new_privs): seccomp.Install.
 	SetSeccomp(prog []unix.SockFilter) error
+	// SetSeccompListener installs it with a listener (seccomp.InstallListener) and returns the listener.
+	SetSeccompListener(prog []unix.SockFilter) (int, error)
 	// LimitRootCaps cuts a root command's capabilities to rootCaps.
 	LimitRootCaps() error
 	// Exec replaces the process image (execve), from the calling thread.
@@ -34,21 +36,32 @@ type Layer interface {
 	// namespace too, where it stays as the command's init. reportFD (or -1) is passed to it. Errors wrap
 	// ErrLayerUnavailable.
 	StartLayered(reportFD int, pidNS bool) (LayeredChild, error)
+	// StartSupervised starts a supervised child (child.go): no namespace; this process supervises its
+	// metadata changes. Errors wrap ErrSupervisorUnavailable.
+	StartSupervised(reportFD int) (LayeredChild, error)
 	// LayerAvailable says whether the layer's namespaces can be made here (for probe).
 	LayerAvailable() error
+	// SupervisorAvailable says whether a seccomp listener can be had here (for probe); errors wrap
+	// ErrSupervisorUnavailable.
+	SupervisorAvailable() error
 }
 
 // Host is the real System.
 type Host struct{ landlock.Host }
 
-func (Host) SetSeccomp(prog []unix.SockFilter) error    { return seccomp.Install(prog) }
-func (Host) LimitRootCaps() error                       { return limitRootCaps() }
-func (Host) Exec(path string, argv, env []string) error { return unix.Exec(path, argv, env) }
-func (Host) UnshareMountNS() error                      { return unix.Unshare(layerNamespaces) }
+func (Host) SetSeccomp(prog []unix.SockFilter) error { return seccomp.Install(prog) }
+func (Host) SetSeccompListener(prog []unix.SockFilter) (int, error) {
+	return seccomp.InstallListener(prog)
+}
+func (Host) StartSupervised(reportFD int) (LayeredChild, error) { return startSupervised(reportFD) }
+func (Host) LimitRootCaps() error                               { return limitRootCaps() }
+func (Host) Exec(path string, argv, env []string) error         { return unix.Exec(path, argv, env) }
+func (Host) UnshareMountNS() error                              { return unix.Unshare(layerNamespaces) }
 func (Host) BuildMountLayer(roots []*pathfd.Root, priv Private) (Mounted, bool, error) {
 	return buildMountLayer(roots, priv)
 }
 func (Host) StartLayered(reportFD int, pidNS bool) (LayeredChild, error) {
 	return startLayered(reportFD, pidNS)
 }
-func (Host) LayerAvailable() error { return layerAvailable() }
+func (Host) LayerAvailable() error      { return layerAvailable() }
+func (Host) SupervisorAvailable() error { return supervisorAvailable() }

@@ -133,7 +133,7 @@ type Report struct {
 	Error    string             `json:"error,omitempty"`
 	Mode     string             `json:"mode"`
 	Backend  string             `json:"backend"`
-	Metadata string             `json:"metadata"` // mount-layer or seccomp-deny; empty when refused before a backend
+	Metadata string             `json:"metadata"` // mount-layer, supervisor or seccomp-deny; empty when refused before a backend
 	ABI      int                `json:"abi"`
 	Errata   int                `json:"errata"`
 	Landlock string             `json:"landlock"` // available, absent, disabled or unknown
@@ -215,7 +215,8 @@ type Probe struct {
 	WSLInterop  string             `json:"wsl_interop,omitempty"` // on WSL2: enabled, disabled or unknown
 	Handled     []string           `json:"handled"`
 	Seccomp     []string           `json:"seccomp"`
-	Metadata    string             `json:"metadata"` // mount-layer where a user+mount namespace could be made, else seccomp-deny
+	Metadata    string             `json:"metadata"`               // mount-layer where a user+mount namespace could be made, else supervisor where a seccomp listener can be had, else seccomp-deny
+	MetadataWhy string             `json:"metadata_why,omitempty"` // why the mount layer (and the supervisor) is not used
 	Channels    map[string]Channel `json:"channels"`
 	Warnings    []string           `json:"warnings"`
 }
@@ -241,6 +242,9 @@ func (p *Probe) Marshal() []byte {
 	o.strs("handled", p.Handled)
 	o.strs("seccomp", p.Seccomp)
 	o.str("metadata", p.Metadata)
+	if p.MetadataWhy != "" {
+		o.str("metadata_why", p.MetadataWhy)
+	}
 	appendChannels(o, p.Channels)
 	o.strs("warnings", p.Warnings)
 	return o.end()

@@ -20,3 +20,20 @@ func Install(prog []unix.SockFilter) error {
 	}
 	return nil
 }
+
+// InstallListener installs prog as Install does, with SECCOMP_FILTER_FLAG_NEW_LISTENER (5.0), and returns the
+// filter's listener: a close-on-exec descriptor on which each SECCOMP_RET_USER_NOTIF is received
+// (SECCOMP_IOCTL_NOTIF_RECV) and answered. Errors as Install's, and EBUSY when a filter already installed on
+// this thread has a listener (kernel/seccomp.c, has_duplicate_listener): one listener per filter tree.
+func InstallListener(prog []unix.SockFilter) (int, error) {
+	if len(prog) == 0 {
+		return -1, unix.EINVAL
+	}
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	fd, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER,
+		uintptr(unsafe.Pointer(&fprog)))
+	if e != 0 {
+		return -1, e
+	}
+	return int(fd), nil
+}

@@ -23,6 +23,13 @@ type Policy struct {
 	// Metadata denies the metadata system calls and the inode-flag ioctls everywhere: Landlock has no right
 	// for them. Not needed where read-only mounts already stop them outside the writable roots.
 	Metadata bool
+	// Supervise hands the classic metadata system calls (Supervised) to a supervisor instead of denying them:
+	// SECCOMP_RET_USER_NOTIF (5.0), answered on the filter's listener (see package supervisor), which makes
+	// the change itself only beneath a writable root. The inode-flag ioctls stay denied, and the *at forms
+	// that take a struct (setxattrat, removexattrat 6.13; file_setattr 6.17) answer ENOSYS, so that libc falls
+	// back to the calls the supervisor reads. Set-ID modes are still checked first when NoSetID is set.
+	// Supervise and Metadata are exclusive.
+	Supervise bool
 	// DenyTruncate denies truncate(2) by path: Landlock handles TRUNCATE only from ABI 3 (6.2).
 	DenyTruncate bool
 	// DenyIPC denies System V IPC and POSIX message queues, for a command that shares the caller's IPC
@@ -78,6 +85,38 @@ var metadataIoctls = []ioctlCmd{
 type sysNr struct {
 	name string
 	nr   uint32
+}
+
+// Syscall names one system call of this architecture's table.
+type Syscall struct {
+	Name string
+	Nr   uint32
+}
+
+// unsupervised are the metadata calls that take their arguments in a struct the supervisor does not read:
+// with Supervise they answer ENOSYS (glibc's setxattr and friends use the classic calls; file_setattr has no
+// libc wrapper). Their numbers are the same on every architecture (include/uapi/asm-generic/unistd.h).
+var unsupervised = []sysNr{
+	{"setxattrat", unix.SYS_SETXATTRAT}, {"removexattrat", unix.SYS_REMOVEXATTRAT},
+	{"file_setattr", unix.SYS_FILE_SETATTR},
+}
+
+// Supervised are the metadata system calls a Supervise policy hands to the supervisor: deniedSyscalls but
+// the unsupervised ones, in table order.
+var Supervised = supervised()
+
+func supervised() []Syscall {
+	var out []Syscall
+next:
+	for _, s := range deniedSyscalls {
+		for _, u := range unsupervised {
+			if s.nr == u.nr {
+				continue next
+			}
+		}
+		out = append(out, Syscall{s.name, s.nr})
+	}
+	return out
 }
 
 // mountSyscalls change mounts: denied in every policy, for root and for commands in nested namespaces alike
@@ -189,8 +228,11 @@ func (p Policy) syscalls() []sysNr {
 // enosys are the calls answered with ENOSYS, so that callers fall back to ones the filter can read.
 func (p Policy) enosys() []sysNr {
 	var out []sysNr
-	if p.Metadata || p.NoSetID {
+	if p.Metadata || p.Supervise || p.NoSetID {
 		out = append(out, ioUringSyscalls...)
+	}
+	if p.Supervise {
+		out = append(out, unsupervised...)
 	}
 	if p.NoSetID {
 		out = append(out, sysNr{"openat2", unix.SYS_OPENAT2})
@@ -199,7 +241,7 @@ func (p Policy) enosys() []sysNr {
 }
 
 func (p Policy) ioctls() []ioctlCmd {
-	if p.Metadata {
+	if p.Metadata || p.Supervise {
 		return append(append([]ioctlCmd{}, metadataIoctls...), alwaysIoctls...)
 	}
 	return alwaysIoctls
@@ -217,6 +259,11 @@ func (p Policy) Denied() []string {
 	}
 	if p.NoSetID {
 		out = append(out, "set-id-modes")
+	}
+	if p.Supervise {
+		for _, s := range Supervised {
+			out = append(out, "supervised:"+s.Name)
+		}
 	}
 	out = append(out, "keyctl:own-keyrings", "add_key:own-keyrings", "other-processes", "clone:CLONE_PARENT",
 		"fcntl:F_SETLEASE")
@@ -237,6 +284,7 @@ const (
 	retAllow      = unix.SECCOMP_RET_ALLOW
 	retEPERM      = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
 	retENOSYS     = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
+	retNotify     = unix.SECCOMP_RET_USER_NOTIF
 	bpfLdWAbs     = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
 	bpfJeqK       = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
 	bpfJgeK       = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
@@ -256,6 +304,7 @@ func argHigh(i int) uint32 { return argLow(i) + 4 }
 //	    for each denied number: jeq nr ? eperm : next
 //	    for each ENOSYS number: jeq nr ? enosys : next
 //	    for each call checked by argument (set-ID modes, keyrings, other processes): jeq nr ? its block : next
+//	    [Supervise: for each supervised number: jeq nr ? notify : next]
 //	    jeq ioctl ? next : allow
 //	    ld args[1] low word
 //	    for each denied command: jeq cmd ? eperm : next
@@ -264,8 +313,9 @@ func argHigh(i int) uint32 { return argLow(i) + 4 }
 //	allow:  ret ALLOW
 //	eperm:  ret ERRNO(EPERM)
 //	enosys: ret ERRNO(ENOSYS)
+//	notify: ret USER_NOTIF
 //
-// Jumps name labels; the assembler resolves them and fails if one is out of BPF's 8-bit range.
+// A set-ID block passes a supervised call on to notify rather than allow. Jumps name labels; the assembler resolves them and fails if one is out of BPF's 8-bit range.
 func (p Policy) Program() ([]unix.SockFilter, error) {
 	var a assembler
 	a.ld(offArch)
@@ -285,6 +335,11 @@ func (p Policy) Program() ([]unix.SockFilter, error) {
 			a.jeq(m.nr, m.name, next)
 		}
 	}
+	if p.Supervise {
+		for _, s := range Supervised {
+			a.jeq(s.Nr, "notify", next)
+		}
+	}
 	a.jeq(unix.SYS_KEYCTL, "keyctl", next)
 	a.jeq(unix.SYS_ADD_KEY, "add_key", next)
 	for _, s := range otherProcesses {
@@ -300,13 +355,17 @@ func (p Policy) Program() ([]unix.SockFilter, error) {
 	a.jeq(0, "allow", "allow")
 	if p.NoSetID {
 		for _, m := range setIDModes {
+			pass := "allow"
+			if p.supervises(m.nr) {
+				pass = "notify"
+			}
 			a.label(m.name)
 			if m.flagsArg >= 0 {
 				a.ld(argLow(m.flagsArg))
-				a.jump(bpfJsetK, createsAFile, next, "allow")
+				a.jump(bpfJsetK, createsAFile, next, pass)
 			}
 			a.ld(argLow(m.modeArg))
-			a.jump(bpfJsetK, setIDBits, "eperm", "allow")
+			a.jump(bpfJsetK, setIDBits, "eperm", pass)
 		}
 	}
 	a.label("keyctl")
@@ -375,7 +434,24 @@ func (p Policy) Program() ([]unix.SockFilter, error) {
 	a.ret(retEPERM)
 	a.label("enosys")
 	a.ret(retENOSYS)
+	if p.Supervise {
+		a.label("notify")
+		a.ret(retNotify)
+	}
 	return a.assemble()
+}
+
+// supervises says whether p hands system call nr to the supervisor.
+func (p Policy) supervises(nr uint32) bool {
+	if !p.Supervise {
+		return false
+	}
+	for _, s := range Supervised {
+		if s.Nr == nr {
+			return true
+		}
+	}
+	return false
 }
 
 // next, as a jump target, is the following instruction.

@@ -298,7 +298,9 @@ func printProbe(w io.Writer, p report.Probe) {
 	}
 	b := []byte(msg.Str("kernel:   ", p.Kernel, " (", p.Arch, ")\nlandlock: ", ll, "\nauto:     ", p.AutoBackend, ": ",
 		p.AutoReason, "\nwsl:      ", p.WSL, "\n"))
-	if p.Metadata != "" {
+	if p.MetadataWhy != "" {
+		b = append(b, "metadata: "+p.Metadata+" ("+p.MetadataWhy+")\n"...)
+	} else if p.Metadata != "" {
 		b = append(b, "metadata: "+p.Metadata+"\n"...)
 	}
 	if len(p.Handled) > 0 {

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -92,13 +93,15 @@ type fake struct {
 	release                         string
 	interop                         launch.Interop
 	noLayer                         bool
+	noSupervisor                    bool   // the supervised child cannot be started
+	listenErr                       error  // the supervised child's seccomp listener fails (as EBUSY under another supervisor)
 	swap                            string // a root to swap for a symlink to swap+".outside" once it was opened
 	buildErr                        error  // the mount layer fails to build, uncommitted (root in place, or in the child)
 	die                             bool   // the process building the mount layer dies by SIGKILL
 }
 
 func errno(name string) error {
-	for _, e := range []unix.Errno{unix.ENOSYS, unix.EOPNOTSUPP, unix.EINVAL, unix.EPERM, unix.E2BIG} {
+	for _, e := range []unix.Errno{unix.ENOSYS, unix.EOPNOTSUPP, unix.EINVAL, unix.EPERM, unix.E2BIG, unix.EBUSY} {
 		if strings.EqualFold(unix.ErrnoName(e), name) || (name == "EOPNOTSUPP" && e == unix.EOPNOTSUPP) {
 			return e
 		}
@@ -131,6 +134,10 @@ func newFake(spec string) *fake {
 			f.interop = launch.Interop(v)
 		case "layer":
 			f.noLayer = v == "off"
+		case "supervisor":
+			f.noSupervisor = v == "off"
+		case "listener":
+			f.listenErr = errno(v)
 		case "swap":
 			f.swap = v
 		case "buildlayer":
@@ -168,6 +175,18 @@ func (f *fake) SetSeccomp(prog []unix.SockFilter) error {
 		return f.scErr
 	}
 	return f.Host.SetSeccomp(prog)
+}
+func (f *fake) StartSupervised(reportFD int) (launch.LayeredChild, error) {
+	if f.noSupervisor {
+		return nil, fmt.Errorf("%w: off in this test", launch.ErrSupervisorUnavailable)
+	}
+	return f.Host.StartSupervised(reportFD)
+}
+func (f *fake) SetSeccompListener(prog []unix.SockFilter) (int, error) {
+	if f.listenErr != nil {
+		return -1, f.listenErr
+	}
+	return f.Host.SetSeccompListener(prog)
 }
 func (f *fake) UnshareMountNS() error {
 	if f.noLayer {
@@ -349,16 +368,17 @@ func TestReportGolden(t *testing.T) {
 		args    []string
 		needsLL bool
 	}{
-		"abi1":         {"abi=1,errata=0", []string{"--worktree", "$W", "--tty"}, true},
-		"abi2-nolayer": {"abi=2,errata=0,layer=off", []string{"--worktree", "$W"}, true},
-		"abi3":         {"abi=3,errata=1", []string{"--worktree", "$W"}, true},
-		"abi7":         {"abi=7,errata=7", []string{"--worktree", "$W", "--allow", "/dev/zero"}, true},
-		"read-only":    {"abi=6,errata=15", []string{"--mode", "read-only"}, true},
-		"absent":       {"abi=ENOSYS", []string{"--worktree", "$W"}, false},
-		"disabled":     {"abi=EOPNOTSUPP", []string{"--worktree", "$W"}, false},
-		"usage":        {"abi=7", []string{"--mode", "nope"}, false},
-		"wsl2-abi3":    {"abi=3,errata=0,release=6.6.36.6-microsoft-standard-WSL2,interop=disabled", []string{"--worktree", "$W"}, true},
-		"wsl2-interop": {"abi=3,errata=0,release=6.6.36.6-microsoft-standard-WSL2,interop=enabled", []string{"--worktree", "$W"}, false},
+		"abi1":            {"abi=1,errata=0", []string{"--worktree", "$W", "--tty"}, true},
+		"abi2-nolayer":    {"abi=2,errata=0,layer=off,supervisor=off", []string{"--worktree", "$W"}, true},
+		"abi2-supervisor": {"abi=2,errata=0,layer=off", []string{"--worktree", "$W"}, true},
+		"abi3":            {"abi=3,errata=1", []string{"--worktree", "$W"}, true},
+		"abi7":            {"abi=7,errata=7", []string{"--worktree", "$W", "--allow", "/dev/zero"}, true},
+		"read-only":       {"abi=6,errata=15", []string{"--mode", "read-only"}, true},
+		"absent":          {"abi=ENOSYS", []string{"--worktree", "$W"}, false},
+		"disabled":        {"abi=EOPNOTSUPP", []string{"--worktree", "$W"}, false},
+		"usage":           {"abi=7", []string{"--mode", "nope"}, false},
+		"wsl2-abi3":       {"abi=3,errata=0,release=6.6.36.6-microsoft-standard-WSL2,interop=disabled", []string{"--worktree", "$W"}, true},
+		"wsl2-interop":    {"abi=3,errata=0,release=6.6.36.6-microsoft-standard-WSL2,interop=enabled", []string{"--worktree", "$W"}, false},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -425,11 +445,13 @@ func TestLandlockAloneDeniesOutside(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(base) })
 	target := filepath.Join(base, "outside")
-	r := confine(t, "layer=off", "--worktree", "$W", "--report-fd", "3", "--", "/bin/sh", "-c", "echo x > "+target)
-	require.NotEqual(t, 0, r.status)
-	require.Contains(t, r.stderr, "Permission denied")
-	require.NoFileExists(t, target)
-	require.Equal(t, "seccomp-deny", r.report["metadata"])
+	for spec, metadata := range map[string]string{"layer=off": "supervisor", "layer=off,supervisor=off": "seccomp-deny"} {
+		r := confine(t, spec, "--worktree", "$W", "--report-fd", "3", "--", "/bin/sh", "-c", "echo x > "+target)
+		require.NotEqual(t, 0, r.status, spec)
+		require.Contains(t, r.stderr, "Permission denied", spec)
+		require.NoFileExists(t, target, spec)
+		require.Equal(t, metadata, r.report["metadata"], spec)
+	}
 }
 
 // The roots are opened once: a root swapped for a symlink right after the launcher opened it changes nothing.
@@ -469,7 +491,7 @@ func TestALayerThatFailsToBuildFallsBackConfined(t *testing.T) {
 	target := filepath.Join(base, "outside")
 	r := confine(t, "buildlayer=EPERM", "--worktree", "$W", "--report-fd", "3", "--", "/bin/sh", "-c",
 		`echo out > "$1"; echo in > "$0"`, "$S", target)
-	require.Equal(t, "seccomp-deny", r.report["metadata"], r.raw)
+	require.Equal(t, "supervisor", r.report["metadata"], r.raw)
 	require.Contains(t, fmt.Sprint(r.report["warnings"]), "mount layer unavailable")
 	require.Contains(t, r.stderr, "Permission denied", "Landlock denies the write outside")
 	require.NoFileExists(t, target)
@@ -723,4 +745,78 @@ func withoutTempVars(env []string) []string {
 		}
 	}
 	return out
+}
+
+// outsideDir is a directory for the outside tree of a test: not under /tmp, which is writable under confine.
+func outsideDir(t *testing.T) string {
+	t.Helper()
+	base, err := os.MkdirTemp("/var/tmp", "confine-outside")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	require.NoError(t, os.Chmod(base, 0o755))
+	return base
+}
+
+// Without the mount layer, the supervisor makes metadata changes beneath the writable roots (by path, through
+// a symlink inside, and by descriptor) and answers EPERM outside: through a symlink in the worktree, by a
+// descriptor on an outside file, through /proc/self/fd, and to an outside directory. Nothing outside changes.
+func TestSupervisorChangesMetadataOnlyBeneathRoots(t *testing.T) {
+	requireLandlock(t)
+	out := outsideDir(t)
+	victim := filepath.Join(out, "victim")
+	require.NoError(t, os.WriteFile(victim, []byte("x"), 0o644))
+	old := time.Unix(1_000_000_000, 0)
+	require.NoError(t, os.Chtimes(victim, old, old))
+	script := `cd "$(dirname "$0")" || exit 9
+	exec > answers
+	try() { label=$1; shift; if "$@" 2>/dev/null; then echo "$label ok"; else echo "$label denied"; fi; }
+	: > in && ln -s "$1" link
+	try chmod-in chmod 600 in
+	try touch-in touch -d @42 in
+	try chown-in chown "$(id -u)" in
+	try chmod-out chmod 600 "$1"
+	try touch-out touch -d @42 "$1"
+	try chown-out chown "$(id -u)" "$1"
+	try chmod-link chmod 600 link
+	try touch-link touch -d @42 link
+	try fd-out sh -c 'exec 5<"$0"; chmod 600 /proc/self/fd/5' "$1"
+	try dir-out chmod 700 "$(dirname "$1")"
+	: > "$0"`
+	r := confine(t, "layer=off", "--worktree", "$W", "--report-fd", "3", "--", "/bin/sh", "-c", script, "$S", victim)
+	require.Equal(t, 0, r.status, r.stderr)
+	require.True(t, r.sentinel, r.stderr)
+	require.Equal(t, "supervisor", r.report["metadata"], r.raw)
+	w := filepath.Dir(r.sentinelPath)
+	st, err := os.Stat(filepath.Join(w, "in"))
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), st.Mode().Perm(), "chmod inside")
+	require.Equal(t, int64(42), st.ModTime().Unix(), "touch inside")
+	st, err = os.Stat(victim)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o644), st.Mode().Perm(), "the outside file's mode changed")
+	require.True(t, st.ModTime().Equal(old), "the outside file's time changed: %v", st.ModTime())
+	ost, err := os.Stat(out)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o755), ost.Mode().Perm(), "the outside directory's mode changed")
+	answers, err := os.ReadFile(filepath.Join(w, "answers"))
+	require.NoError(t, err)
+	for _, l := range []string{"chmod-in", "touch-in", "chown-in"} {
+		require.Contains(t, string(answers), l+" ok\n", l)
+	}
+	for _, l := range []string{"chmod-out", "touch-out", "chown-out", "chmod-link", "touch-link", "fd-out", "dir-out"} {
+		require.Contains(t, string(answers), l+" denied\n", l)
+	}
+}
+
+// A supervised child that cannot have a listener (EBUSY under another confine's supervisor) runs nothing: the
+// launcher falls back to seccomp-deny, says why, and the command runs once, with metadata denied inside too.
+func TestNoListenerFallsBackToSeccompDeny(t *testing.T) {
+	requireLandlock(t)
+	r := confine(t, "layer=off,listener=EBUSY", "--worktree", "$W", "--report-fd", "3", "--", "/bin/sh", "-c",
+		`[ -e "$0" ] && exit 7; : > "$0"; chmod 600 "$0" 2>/dev/null && exit 8; exit 0`, "$S")
+	require.Equal(t, 0, r.status, "ran twice (7) or chmod inside worked (8): %s", r.stderr)
+	require.True(t, r.sentinel)
+	require.Equal(t, "seccomp-deny", r.report["metadata"], r.raw)
+	require.Contains(t, fmt.Sprint(r.report["warnings"]), "supervisor unavailable: ")
+	require.Contains(t, fmt.Sprint(r.report["warnings"]), "device or resource busy")
 }

@@ -1,0 +1,298 @@
+// Package supervisor makes the metadata changes (mode, owner, timestamps, extended attributes) that Landlock
+// has no right for, on behalf of a confined command, where no mount layer can stop them outside the writable
+// roots. The command's seccomp filter answers those system calls with SECCOMP_RET_USER_NOTIF (5.0); the
+// supervisor, confine's first process, receives each one on the filter's listener and:
+//
+//   - reads its arguments once, from the notification and the command's memory (process_vm_readv, 3.2), and
+//     checks that the notification is still live (SECCOMP_IOCTL_NOTIF_ID_VALID) before trusting what it read;
+//   - resolves the target itself, relative to the command's working directory, root or descriptor
+//     (/proc/PID/cwd, root and fd/N), to an O_PATH descriptor;
+//   - checks that this descriptor lies beneath a writable root (beneath);
+//   - makes the change on that descriptor, never by path again, and answers the call with its result, or
+//     answers EPERM.
+//
+// The kernel never resumes the call itself (no SECCOMP_USER_NOTIF_FLAG_CONTINUE), so a path swapped after the
+// check changes nothing: the change is made on what was checked.
+//
+// The check is sound because the command cannot move a file across the boundary: Landlock denies a rename or
+// link out of the writable roots (MAKE_* on the destination) and into them (REMOVE_* on an outside source;
+// from ABI 2, REFER on both ends; before it, any cross-directory rename or link is EXDEV). So a file beneath a
+// writable root stays beneath one, and a file outside stays outside, while the command runs.
+package supervisor
+
+import (
+	"errors"
+	"runtime"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// notif is struct seccomp_notif and resp struct seccomp_notif_resp (include/uapi/linux/seccomp.h, 5.0); their
+// sizes are in the ioctl numbers SECCOMP_IOCTL_NOTIF_RECV (0x50) and SECCOMP_IOCTL_NOTIF_SEND (0x18).
+type notif struct {
+	ID    uint64
+	Pid   uint32 // the calling thread, in our PID namespace
+	Flags uint32
+	Nr    int32
+	Arch  uint32
+	IP    uint64
+	Args  [6]uint64
+}
+
+type resp struct {
+	ID    uint64
+	Val   int64
+	Error int32 // a negated errno, or 0 for success with Val
+	Flags uint32
+}
+
+// A Root is a writable root as the supervisor compares it: the identity of its directory or file.
+type Root struct {
+	Dev, Ino uint64
+	Dir      bool
+}
+
+// RootOf reads the identity of the root open at fd (an O_PATH descriptor).
+func RootOf(fd int) (Root, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return Root{}, err
+	}
+	return Root{Dev: st.Dev, Ino: st.Ino, Dir: st.Mode&unix.S_IFMT == unix.S_IFDIR}, nil
+}
+
+// Supervisor answers the notifications of one listener.
+type Supervisor struct {
+	listener int
+	roots    []Root
+}
+
+// New is a supervisor for listener (from seccomp.InstallListener) that allows changes beneath roots.
+func New(listener int, roots []Root) *Supervisor {
+	return &Supervisor{listener: listener, roots: roots}
+}
+
+// Serve answers notifications until the listener fails for good (its filter has no task left, or it is
+// closed). It runs on its own locked OS thread, which it blocks in SECCOMP_IOCTL_NOTIF_RECV.
+func (s *Supervisor) Serve() {
+	runtime.LockOSThread()
+	for {
+		var n notif
+		_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(s.listener), unix.SECCOMP_IOCTL_NOTIF_RECV, uintptr(unsafe.Pointer(&n)))
+		switch e {
+		case 0:
+		case unix.EINTR, unix.ENOENT: // ENOENT: the caller was killed before we received it
+			continue
+		default:
+			return
+		}
+		r := resp{ID: n.ID}
+		if errno := s.handle(&n); errno != 0 {
+			r.Error = -int32(errno)
+		}
+		unix.Syscall(unix.SYS_IOCTL, uintptr(s.listener), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&r)))
+	}
+}
+
+// live says whether notification id is still pending: its caller has not been killed (so its PID names it,
+// and what was read from its memory and its /proc directory was its own).
+func (s *Supervisor) live(id uint64) bool {
+	_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(s.listener), unix.SECCOMP_IOCTL_NOTIF_ID_VALID, uintptr(unsafe.Pointer(&id)))
+	return e == 0
+}
+
+// A call is one notification, decoded: the target (a path relative to dirfd, or the descriptor dirfd itself)
+// and the change to make on it.
+type call struct {
+	dirfd  int    // the command's descriptor, or unix.AT_FDCWD
+	path   string // the path as the command gave it
+	byFD   bool   // no path: the target is dirfd itself
+	follow bool   // a symbolic link at the end is followed
+	change func(fd int, symlink bool) unix.Errno
+}
+
+// handle performs one notification's change if its target lies beneath a root, and returns 0 or the errno
+// the call fails with.
+func (s *Supervisor) handle(n *notif) unix.Errno {
+	pid := int(n.Pid)
+	c, errno := decode(pid, n)
+	if errno != 0 {
+		return errno
+	}
+	if c.byFD && c.dirfd == unix.AT_FDCWD {
+		c.byFD, c.path = false, "."
+	}
+	var base int
+	var err error
+	switch {
+	case c.byFD:
+		base, err = unix.Open(procPath(pid, "fd/"+strconv.Itoa(c.dirfd)), unix.O_PATH|unix.O_CLOEXEC, 0)
+	case strings.HasPrefix(c.path, "/"):
+		base, err = unix.Open("/", unix.O_PATH|unix.O_CLOEXEC|unix.O_DIRECTORY, 0)
+	case c.dirfd == unix.AT_FDCWD:
+		base, err = unix.Open(procPath(pid, "cwd"), unix.O_PATH|unix.O_CLOEXEC|unix.O_DIRECTORY, 0)
+	default:
+		base, err = unix.Open(procPath(pid, "fd/"+strconv.Itoa(c.dirfd)), unix.O_PATH|unix.O_CLOEXEC, 0)
+	}
+	if err != nil {
+		return errnoOf(err, unix.EBADF)
+	}
+	defer unix.Close(base)
+	if !s.live(n.ID) { // base and the arguments are the caller's only if it is still waiting
+		return unix.EPERM
+	}
+	target := base
+	if !c.byFD {
+		if target, err = resolve(base, ownProc(pid, c.path), c.follow); err != nil {
+			return errnoOf(err, unix.EPERM)
+		}
+		defer unix.Close(target)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(target, &st); err != nil {
+		return errnoOf(err, unix.EPERM)
+	}
+	if !s.beneath(target, &st) {
+		return unix.EPERM
+	}
+	return c.change(target, st.Mode&unix.S_IFMT == unix.S_IFLNK)
+}
+
+// procPath is /proc/PID/rest.
+func procPath(pid int, rest string) string { return "/proc/" + strconv.Itoa(pid) + "/" + rest }
+
+// ownProc rewrites a path that names the caller's own /proc directory through a reader-relative link
+// (/proc/self, /proc/thread-self, and the /dev/fd, /dev/stdin, /dev/stdout and /dev/stderr links into it), as
+// glibc's lchmod and fchmodat(AT_SYMLINK_NOFOLLOW) do before fchmodat2: resolved by the supervisor, they would
+// name its own. A deeper link to them still resolves to the supervisor's, whose roots are beneath themselves
+// and whose other files are outside: that fails closed.
+func ownProc(pid int, path string) string {
+	own := "/proc/" + strconv.Itoa(pid)
+	for _, l := range []struct{ from, to string }{
+		{"/proc/self", own}, {"/proc/thread-self", own}, {"/dev/fd", own + "/fd"},
+		{"/dev/stdin", own + "/fd/0"}, {"/dev/stdout", own + "/fd/1"}, {"/dev/stderr", own + "/fd/2"},
+	} {
+		if path == l.from || strings.HasPrefix(path, l.from+"/") {
+			return l.to + path[len(l.from):]
+		}
+	}
+	return path
+}
+
+// resolve opens path relative to base as O_PATH, following a symbolic link at the end only if follow. Only
+// this open resolves the path; what it returns is checked and changed, and the name is not looked up again.
+// An absolute path is resolved from our root, which is the caller's: the command cannot chroot(2) without
+// CAP_SYS_CHROOT, and a root command that does is answered about the files our root names (changes beneath a
+// writable root, or EPERM).
+func resolve(base int, path string, follow bool) (int, error) {
+	if path == "" {
+		return -1, unix.ENOENT
+	}
+	flags := unix.O_PATH | unix.O_CLOEXEC
+	if !follow {
+		flags |= unix.O_NOFOLLOW
+	}
+	return unix.Openat(base, path, flags, 0)
+}
+
+// beneath says whether the file open at fd (st its fstat) lies beneath a root. A directory is checked by
+// walking its ".." chain up to the root of our mount tree, comparing each directory with the roots (as
+// Landlock's own check walks the path up); a root file by identity. Any other file has no ".." and may have
+// several names: it passes when a directory beneath a root holds it under the name the kernel reports for the
+// descriptor (/proc/self/fd), which is looked up again and compared by identity, so a rename in between can
+// only make it fail. A deleted file fails.
+func (s *Supervisor) beneath(fd int, st *unix.Stat_t) bool {
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		return s.walk(fd, st)
+	}
+	for _, r := range s.roots {
+		if !r.Dir && r.Dev == st.Dev && r.Ino == st.Ino && st.Mode&unix.S_IFMT == unix.S_IFREG {
+			return true
+		}
+	}
+	name, err := readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	if err != nil || !strings.HasPrefix(name, "/") || strings.HasSuffix(name, " (deleted)") {
+		return false
+	}
+	i := strings.LastIndexByte(name, '/')
+	dir, leaf := name[:i], name[i+1:]
+	if dir == "" {
+		dir = "/"
+	}
+	parent, err := unix.Open(dir, unix.O_PATH|unix.O_CLOEXEC|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(parent)
+	var pst, again unix.Stat_t
+	if unix.Fstat(parent, &pst) != nil || !s.walk(parent, &pst) {
+		return false
+	}
+	return unix.Fstatat(parent, leaf, &again, unix.AT_SYMLINK_NOFOLLOW) == nil && again.Dev == st.Dev && again.Ino == st.Ino
+}
+
+// maxDepth bounds the ".." walk: PATH_MAX / 2 components.
+const maxDepth = 2048
+
+// walk says whether the directory open at fd (st its fstat) is a root or lies beneath one.
+func (s *Supervisor) walk(fd int, st *unix.Stat_t) bool {
+	cur, cst := fd, *st
+	defer func() {
+		if cur != fd {
+			unix.Close(cur)
+		}
+	}()
+	for i := 0; i < maxDepth; i++ {
+		for _, r := range s.roots {
+			if r.Dir && r.Dev == cst.Dev && r.Ino == cst.Ino {
+				return true
+			}
+		}
+		up, err := unix.Openat(cur, "..", unix.O_PATH|unix.O_CLOEXEC|unix.O_DIRECTORY, 0)
+		if err != nil {
+			return false
+		}
+		var ust unix.Stat_t
+		if err := unix.Fstat(up, &ust); err != nil {
+			unix.Close(up)
+			return false
+		}
+		if ust.Dev == cst.Dev && ust.Ino == cst.Ino { // ".." of our root is itself
+			unix.Close(up)
+			return false
+		}
+		if cur != fd {
+			unix.Close(cur)
+		}
+		cur, cst = up, ust
+	}
+	return false
+}
+
+// readlink reads a symbolic link's target.
+func readlink(path string) (string, error) {
+	buf := make([]byte, unix.PathMax)
+	n, err := unix.Readlink(path, buf)
+	if err != nil {
+		return "", err
+	}
+	if n >= len(buf) {
+		return "", unix.ENAMETOOLONG
+	}
+	return string(buf[:n]), nil
+}
+
+// errnoOf is err's errno: 0 for nil, dflt for an error that is no errno.
+func errnoOf(err error, dflt unix.Errno) unix.Errno {
+	if err == nil {
+		return 0
+	}
+	var e unix.Errno
+	if errors.As(err, &e) {
+		return e
+	}
+	return dflt
+}
