@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"strconv"
+	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -150,6 +151,16 @@ func setTimes(ts *[2]unix.Timespec) changeFunc {
 	}
 }
 
+// xattrAllowed says whether the supervisor sets or removes an attribute of this name for the command: the
+// user namespace, and POSIX ACLs (system.posix_acl_access and _default, which are a chmod's kin: the owner or
+// CAP_FOWNER may set them). Nothing in security.* (security.capability is a file capability: a root
+// supervisor could set one that the command, without CAP_SETFCAP, cannot; an LSM's label is not the command's
+// to choose) or trusted.* (CAP_SYS_ADMIN, which no command keeps): those are EPERM, from the supervisor's
+// credentials or not. See xattr(7).
+func xattrAllowed(name string) bool {
+	return strings.HasPrefix(name, "user.") || name == "system.posix_acl_access" || name == "system.posix_acl_default"
+}
+
 // setxattr reads the name (at most XATTR_NAME_MAX, 255) and the value (at most XATTR_SIZE_MAX, 65536:
 // include/uapi/linux/limits.h) and sets them through /proc/self/fd. A symbolic link is EPERM, as the kernel
 // answers for the user namespace of attributes.
@@ -157,6 +168,9 @@ func setxattr(pid int, nameAddr, valueAddr, size, flags uint64) (changeFunc, uni
 	name, errno := readString(pid, nameAddr, 256)
 	if errno != 0 {
 		return nil, errno
+	}
+	if !xattrAllowed(name) {
+		return nil, unix.EPERM
 	}
 	if size > 65536 {
 		return nil, unix.E2BIG
@@ -180,6 +194,9 @@ func removexattr(pid int, nameAddr uint64) (changeFunc, unix.Errno) {
 	name, errno := readString(pid, nameAddr, 256)
 	if errno != 0 {
 		return nil, errno
+	}
+	if !xattrAllowed(name) {
+		return nil, unix.EPERM
 	}
 	return func(fd int, symlink bool) unix.Errno {
 		if symlink {
