@@ -2,6 +2,7 @@
 // matrix report from the results.
 //
 //	confine-conformance --confine PATH [--family F]... [--case ID]... [--json] [--toctou-attempts N] [--expect FILE]
+//	                    [--host-emulation ubuntu-userns-restricted|no-namespaces|nested-supervisor]
 //	confine-conformance report [--results DIR] [--host FILE] [--expect FILE] [--manifest FILE] [--out DIR]
 //	confine-conformance cases            # print CASES.md
 //	confine-conformance list             # print the case IDs
@@ -36,6 +37,7 @@ import (
 	"github.com/confine-dev/confine/conformance/internal/events"
 	"github.com/confine-dev/confine/conformance/internal/expect"
 	"github.com/confine-dev/confine/conformance/internal/helper"
+	"github.com/confine-dev/confine/conformance/internal/hostemu"
 	"github.com/confine-dev/confine/conformance/internal/kabi"
 	"github.com/confine-dev/confine/conformance/internal/nsdeny"
 	"github.com/confine-dev/confine/conformance/internal/report"
@@ -50,6 +52,8 @@ func main() {
 			os.Exit(helper.Main(args[1:], os.Stdout, os.Stderr))
 		case "no-namespaces": // hidden: run confine where namespaces cannot be made (no mount layer)
 			os.Exit(nsdeny.Main(args[1:]))
+		case "host-emulation": // hidden: run a command under a host emulation (--host-emulation), or check one
+			os.Exit(hostemu.Main(args[1:]))
 		case "cases":
 			fmt.Print(suite.Markdown())
 			return
@@ -98,6 +102,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	passName := fs.String("pass", "", "name this run's events (set for the --also-as pass)")
 	abiCap := fs.Int("abi-cap", 0, "make confine act as this Landlock ABI (needs --abicap-confine, a confine_abicap test build; default: $VM_ABI_CAP)")
 	abiCapConfine := fs.String("abicap-confine", "", "the confine_abicap test build of the launcher, used instead of --confine when an ABI cap is set")
+	hostEmulation := fs.String("host-emulation", os.Getenv("VM_HOST_EMULATION"), "run the whole suite (every confine launch, both passes) under this host emulation, a seccomp filter reproducing a host with no mount layer: "+
+		strings.Join(hostemu.Names, ", ")+" (internal/hostemu; default: $VM_HOST_EMULATION)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: confine-conformance --confine PATH [--family F] [--case ID] [--json] [flags]\n       confine-conformance report|cases|list …")
 		fs.PrintDefaults()
@@ -125,6 +131,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
+	if *hostEmulation != "" {
+		if err := underEmulation(*hostEmulation, args); err != nil {
+			return fail("%v", err)
+		}
+	}
 	if *abiCap == 0 && os.Getenv("VM_ABI_CAP") != "" {
 		if *abiCap, err = strconv.Atoi(os.Getenv("VM_ABI_CAP")); err != nil || *abiCap < 1 {
 			return fail("VM_ABI_CAP=%q is not an ABI >= 1", os.Getenv("VM_ABI_CAP"))
@@ -145,7 +156,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return fail("%v", err)
 	}
 	cfg.CaseTimeout, cfg.Heartbeat = *caseTimeout, *heartbeat
-	env.Pass, env.CaseSeconds = *passName, caseTimeout.Seconds()
+	env.Pass, env.CaseSeconds, env.HostEmulation = *passName, caseTimeout.Seconds(), *hostEmulation
 	if !*keep {
 		defer os.RemoveAll(cfg.Scratch)
 	}
@@ -195,7 +206,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	// The same verdict as the matrix report: every outcome as reviewed, an expected failure included.
 	xenv := expect.Env{Landlock: env.Landlock, ABI: env.ABI, Git: env.Git, VM: cfg.InVM, Arch: env.Arch, Root: env.Root,
-		Cmdline: os.Getenv("VM_CMDLINE_EXTRA")}
+		Cmdline: os.Getenv("VM_CMDLINE_EXTRA"), HostEmulation: env.HostEmulation}
 	bad := 0
 	for _, o := range r.Outcomes {
 		shown, dev := exp.For(o.ID, xenv).Verdict(strings.ToUpper(o.Action))
@@ -208,6 +219,31 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return max(1, secondRC)
 	}
 	return 0
+}
+
+// underEmulation makes sure this run is under host emulation name: the first time, it re-executes this binary with
+// the same args under `host-emulation NAME --` (it returns only on failure); under the wrapper (hostemu.EnvMarker
+// set), it checks in a throwaway child that the emulation is in force and returns nil.
+func underEmulation(name string, args []string) error {
+	if !hostemu.Known(name) {
+		return fmt.Errorf("--host-emulation %q: want one of %s", name, strings.Join(hostemu.Names, ", "))
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	switch active := hostemu.Active(); active {
+	case "":
+		argv := hostemu.Argv(self, name, append([]string{self}, args...))
+		return fmt.Errorf("exec %s: %w", self, unix.Exec(self, argv, os.Environ()))
+	case name:
+		if out, err := exec.Command(self, "host-emulation", "check", name).CombinedOutput(); err != nil {
+			return fmt.Errorf("host emulation %s is not in force: %s (%v)", name, strings.TrimSpace(string(out)), err)
+		}
+		return nil
+	default:
+		return fmt.Errorf("--host-emulation %s asked, but this run is already under %s", name, active)
+	}
 }
 
 // pass is the suite's second run, as an unprivileged uid, whose events are relayed into this run's stream.

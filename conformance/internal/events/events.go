@@ -74,6 +74,9 @@ type Env struct {
 	// then min(KernelABI, ABICap) and KernelABI is the kernel's own answer.
 	ABICap    int `json:"abi_cap,omitempty"`
 	KernelABI int `json:"kernel_abi,omitempty"`
+	// HostEmulation names the host emulation the whole run was under (internal/hostemu: ubuntu-userns-restricted,
+	// no-namespaces or nested-supervisor), "" for none.
+	HostEmulation string `json:"host_emulation,omitempty"`
 	// CaseSeconds is each case's own time bound: a case still running then ends as FAIL.
 	CaseSeconds float64 `json:"case_seconds,omitempty"`
 }

@@ -52,6 +52,9 @@ type When struct {
 	// Cmdline matches when the VM's extra kernel command line contains this text (e.g.
 	// "sysctl.user.max_user_namespaces=0").
 	Cmdline string `yaml:"cmdline"`
+	// HostEmulation matches runs under one of these host emulations (internal/hostemu names); "none" matches a
+	// run under none.
+	HostEmulation []string `yaml:"host_emulation"`
 }
 
 // Env is what a rule is matched against (from the run's start event).
@@ -63,6 +66,8 @@ type Env struct {
 	Arch     string
 	Root     bool
 	Cmdline  string // the VM's extra kernel command line
+	// HostEmulation is the run's host emulation ("" for none).
+	HostEmulation string
 }
 
 // Expectation is the outcome expected for one case on one Env.
@@ -125,6 +130,11 @@ func Parse(b []byte, ids []string) (*File, error) {
 		if _, _, err := abiRange(r.When.ABI); err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
+		for _, h := range r.When.HostEmulation {
+			if !in(HostEmulations, h) {
+				return nil, fmt.Errorf("%s: host_emulation %q, want one of %s", where, h, strings.Join(HostEmulations, ", "))
+			}
+		}
 		for _, s := range r.When.Landlock {
 			if s != "available" && s != "absent" && s != "disabled" {
 				return nil, fmt.Errorf("%s: landlock %q, want available, absent or disabled", where, s)
@@ -180,8 +190,20 @@ func (r Rule) matches(id string, env Env) bool {
 		(w.VM == nil || *w.VM == env.VM) &&
 		(len(w.Arch) == 0 || in(w.Arch, env.Arch)) &&
 		(w.Root == nil || *w.Root == env.Root) &&
-		(w.Cmdline == "" || strings.Contains(env.Cmdline, w.Cmdline))
+		(w.Cmdline == "" || strings.Contains(env.Cmdline, w.Cmdline)) &&
+		(len(w.HostEmulation) == 0 || in(w.HostEmulation, emulation(env.HostEmulation)))
 }
+
+// emulation is the name a host_emulation selector matches: "none" for a run without one.
+func emulation(name string) string {
+	if name == "" {
+		return "none"
+	}
+	return name
+}
+
+// HostEmulations are the values a host_emulation selector may name (internal/hostemu's, and none).
+var HostEmulations = []string{"none", "ubuntu-userns-restricted", "no-namespaces", "nested-supervisor"}
 
 var abiRe = regexp.MustCompile(`^[0-9]+(-[0-9]+|\+)?$`)
 

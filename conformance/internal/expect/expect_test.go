@@ -37,16 +37,39 @@ rules:
 	assert.Equal(t, Pass, f.For("git-worktree/linked-ops", Env{Git: true, VM: true}).Outcome)
 }
 
+func TestHostEmulation(t *testing.T) {
+	f, err := Parse([]byte(`
+schema: confine.conformance.expected/v1
+rules:
+  - cases: [boundary/a]
+    when: {host_emulation: [no-namespaces, nested-supervisor]}
+    outcome: SKIP
+    why: no mount layer
+  - cases: [boundary/b]
+    when: {host_emulation: [none]}
+    outcome: SKIP
+    why: only under an emulation
+`), ids)
+	require.NoError(t, err)
+	assert.Equal(t, Skip, f.For("boundary/a", Env{HostEmulation: "no-namespaces"}).Outcome)
+	assert.Equal(t, Skip, f.For("boundary/a", Env{HostEmulation: "nested-supervisor"}).Outcome)
+	assert.Equal(t, Pass, f.For("boundary/a", Env{HostEmulation: "ubuntu-userns-restricted"}).Outcome)
+	assert.Equal(t, Pass, f.For("boundary/a", Env{}).Outcome)
+	assert.Equal(t, Skip, f.For("boundary/b", Env{}).Outcome)
+	assert.Equal(t, Pass, f.For("boundary/b", Env{HostEmulation: "no-namespaces"}).Outcome)
+}
+
 func TestParseRejects(t *testing.T) {
 	for name, body := range map[string]string{
-		"schema":       "schema: x\nrules: []\n",
-		"unknown key":  "schema: confine.conformance.expected/v1\nrules:\n  - cases: [boundary/a]\n    outcome: PASS\n    color: red\n",
-		"bad outcome":  "schema: confine.conformance.expected/v1\nrules:\n  - cases: [boundary/a]\n    outcome: MAYBE\n",
-		"xfail issue":  "schema: confine.conformance.expected/v1\nrules:\n  - cases: [boundary/a]\n    outcome: EXPECTED-FAIL\n    why: w\n",
-		"skip why":     "schema: confine.conformance.expected/v1\nrules:\n  - cases: [boundary/a]\n    outcome: SKIP\n",
-		"no match":     "schema: confine.conformance.expected/v1\nrules:\n  - cases: [nope/*]\n    outcome: PASS\n",
-		"bad abi":      "schema: confine.conformance.expected/v1\nrules:\n  - cases: [boundary/a]\n    when: {abi: \"3-1\"}\n    outcome: PASS\n",
-		"bad landlock": "schema: confine.conformance.expected/v1\nrules:\n  - cases: [boundary/a]\n    when: {landlock: [maybe]}\n    outcome: PASS\n",
+		"schema":        "schema: x\nrules: []\n",
+		"unknown key":   "schema: confine.conformance.expected/v1\nrules:\n  - cases: [boundary/a]\n    outcome: PASS\n    color: red\n",
+		"bad outcome":   "schema: confine.conformance.expected/v1\nrules:\n  - cases: [boundary/a]\n    outcome: MAYBE\n",
+		"xfail issue":   "schema: confine.conformance.expected/v1\nrules:\n  - cases: [boundary/a]\n    outcome: EXPECTED-FAIL\n    why: w\n",
+		"skip why":      "schema: confine.conformance.expected/v1\nrules:\n  - cases: [boundary/a]\n    outcome: SKIP\n",
+		"no match":      "schema: confine.conformance.expected/v1\nrules:\n  - cases: [nope/*]\n    outcome: PASS\n",
+		"bad abi":       "schema: confine.conformance.expected/v1\nrules:\n  - cases: [boundary/a]\n    when: {abi: \"3-1\"}\n    outcome: PASS\n",
+		"bad landlock":  "schema: confine.conformance.expected/v1\nrules:\n  - cases: [boundary/a]\n    when: {landlock: [maybe]}\n    outcome: PASS\n",
+		"bad emulation": "schema: confine.conformance.expected/v1\nrules:\n  - cases: [boundary/a]\n    when: {host_emulation: [docker]}\n    outcome: PASS\n",
 	} {
 		_, err := Parse([]byte(body), ids)
 		assert.Error(t, err, name)

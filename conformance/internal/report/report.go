@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -73,14 +74,16 @@ type Column struct {
 	// Retries lists the VM runs that ended INFRA before this one and were retried (the VM runner retries once).
 	Retries []Retry `json:"retries,omitempty"`
 	// Evidence is what the watchdog collected before it killed QEMU (the guest's task states), INFRA only.
-	Evidence      []string `json:"evidence,omitempty"`
-	CmdlineExtra  string   `json:"cmdline_extra,omitempty"`
-	Metadata      string   `json:"metadata,omitempty"`   // mount-layer or seccomp-deny: a plain launch's report there
-	ABICap        int      `json:"abi_cap,omitempty"`    // confine acted as this ABI (a confine_abicap build)
-	KernelABI     int      `json:"kernel_abi,omitempty"` // the kernel's own ABI, with ABICap
-	Package       string   `json:"package,omitempty"`
-	Version       string   `json:"version,omitempty"` // the kernel package version that ran (see vm/kernels.json's fallback)
-	PinnedVersion string   `json:"pinned_version,omitempty"`
+	Evidence     []string `json:"evidence,omitempty"`
+	CmdlineExtra string   `json:"cmdline_extra,omitempty"`
+	// HostEmulation is the host emulation the column's suite ran under (internal/hostemu), "" for none.
+	HostEmulation string `json:"host_emulation,omitempty"`
+	Metadata      string `json:"metadata,omitempty"`   // mount-layer or seccomp-deny: a plain launch's report there
+	ABICap        int    `json:"abi_cap,omitempty"`    // confine acted as this ABI (a confine_abicap build)
+	KernelABI     int    `json:"kernel_abi,omitempty"` // the kernel's own ABI, with ABICap
+	Package       string `json:"package,omitempty"`
+	Version       string `json:"version,omitempty"` // the kernel package version that ran (see vm/kernels.json's fallback)
+	PinnedVersion string `json:"pinned_version,omitempty"`
 }
 
 // Retry is one VM run that ended INFRA and was retried.
@@ -156,6 +159,7 @@ type vmRecord struct {
 	Evidence         []string `json:"evidence"`
 	Retries          []Retry  `json:"retries"`
 	CmdlineExtra     string   `json:"cmdline_extra"`
+	HostEmulation    string   `json:"host_emulation"`
 	Package          string   `json:"package"`
 	Version          string   `json:"version"`
 	PinnedVersion    string   `json:"pinned_version"`
@@ -199,7 +203,7 @@ func Build(vmDir string, hostEvents []string, manifest string, exp *expect.File,
 			}
 			k := Column{ID: rec.Kernel, VMKernel: rec.Kernel, Release: rec.Release, Arch: rec.Arch, Accel: rec.Accel, VM: true,
 				RunResult: rec.Result, Seconds: rec.Seconds, GuestSeconds: rec.GuestSeconds, Error: rec.Error,
-				Retries: rec.Retries, Evidence: rec.Evidence, CmdlineExtra: rec.CmdlineExtra, Package: rec.Package,
+				Retries: rec.Retries, Evidence: rec.Evidence, CmdlineExtra: rec.CmdlineExtra, HostEmulation: rec.HostEmulation, Package: rec.Package,
 				Version: rec.Version, PinnedVersion: rec.PinnedVersion}
 			if len(rec.Retries) > 0 {
 				m.Summary.Retried++
@@ -318,6 +322,9 @@ func (m *Matrix) addRun(k Column, evs []events.Event, exp *expect.File, caseIDs 
 		k.LaunchMicros, k.ConfineSHA256 = start.LaunchMicros, start.ConfineSHA256
 		k.VM = k.VM || start.VMKernelID != ""
 		k.Pass, k.ABICap, k.KernelABI, k.Metadata = start.Pass, start.ABICap, start.KernelABI, start.Metadata
+		if start.HostEmulation != "" || k.HostEmulation == "" {
+			k.HostEmulation = start.HostEmulation
+		}
 	}
 	// A VM run that ended without a verified result leaves its missing verdicts unknown, not failed.
 	infra := k.RunResult == "infra"
@@ -378,7 +385,24 @@ func (m *Matrix) addRun(k Column, evs []events.Event, exp *expect.File, caseIDs 
 		}
 		m.add(r)
 	}
-	env := expect.Env{Landlock: k.Landlock, ABI: k.ABI, Git: k.Git, VM: k.VM, Arch: k.Arch, Root: k.Root, Cmdline: k.CmdlineExtra}
+	// A column under a host emulation (internal/hostemu) has no mount layer: a launch must say how it closed
+	// metadata instead, and under nested-supervisor (a listener already held above confine) it cannot supervise.
+	if k.HostEmulation != "" && k.Landlock == "available" {
+		r := base
+		r.Family, r.Case, r.Expected, r.Outcome = "vm", "vm/host-emulation", expect.Pass, expect.Pass
+		want := []string{"supervisor", "seccomp-deny"}
+		if k.HostEmulation == "nested-supervisor" {
+			want = []string{"seccomp-deny"}
+		}
+		r.Reason = fmt.Sprintf("under %s a launch reported metadata %q", k.HostEmulation, k.Metadata)
+		if !slices.Contains(want, k.Metadata) {
+			r.Outcome = expect.Fail
+			r.Reason += ", want " + strings.Join(want, " or ")
+		}
+		m.add(r)
+	}
+	env := expect.Env{Landlock: k.Landlock, ABI: k.ABI, Git: k.Git, VM: k.VM, Arch: k.Arch, Root: k.Root, Cmdline: k.CmdlineExtra,
+		HostEmulation: k.HostEmulation}
 	for _, id := range caseIDs {
 		r := base
 		r.Case, r.Family = id, strings.SplitN(id, "/", 2)[0]

@@ -285,3 +285,28 @@ func TestUsernsFallback(t *testing.T) {
 	assert.Equal(t, expect.Fail, bad.Outcome)
 	assert.Contains(t, bad.Reason, `metadata "mount-layer", want seccomp-deny`)
 }
+
+// TestHostEmulation: a column under a host emulation has no mount layer, so a launch there must report supervisor
+// or seccomp-deny, and under nested-supervisor (a listener held above confine) seccomp-deny only.
+func TestHostEmulation(t *testing.T) {
+	v := map[string][2]string{"boundary/write-inside": {"pass", ""}}
+	emu := func(name string) map[string]any { return map[string]any{"host_emulation": name} }
+	m, _ := build(t,
+		run{id: "6.1-amd64", landlock: "available", abi: 2, record: "ok", finished: true, pass: "root", verdicts: v, metadata: "supervisor",
+			extra: emu("ubuntu-userns-restricted"), also: &run{pass: "nobody", finished: true, verdicts: v, metadata: "mount-layer"}},
+		run{id: "7.3-arm64", landlock: "available", abi: 11, record: "ok", finished: true, pass: "root", verdicts: v, metadata: "supervisor",
+			extra: emu("nested-supervisor"), also: &run{pass: "nobody", finished: true, verdicts: v, metadata: "seccomp-deny"}},
+	)
+	assert.Equal(t, "ubuntu-userns-restricted", m.Kernels[0].HostEmulation)
+	assert.Equal(t, expect.Pass, cell(m, "6.1-amd64", "vm/host-emulation").Outcome)
+	bad := cell(m, "6.1-amd64@nobody", "vm/host-emulation")
+	assert.Equal(t, expect.Fail, bad.Outcome)
+	assert.Contains(t, bad.Reason, `under ubuntu-userns-restricted a launch reported metadata "mount-layer", want supervisor or seccomp-deny`)
+	nested := cell(m, "7.3-arm64", "vm/host-emulation")
+	assert.Equal(t, expect.Fail, nested.Outcome)
+	assert.Contains(t, nested.Reason, "want seccomp-deny")
+	assert.Equal(t, expect.Pass, cell(m, "7.3-arm64@nobody", "vm/host-emulation").Outcome)
+	var table bytes.Buffer
+	m.Table(&table)
+	assert.Contains(t, table.String(), "host emulation nested-supervisor")
+}

@@ -212,6 +212,9 @@ func (m *Matrix) Table(w io.Writer) {
 		if k.Metadata != "" {
 			launch += ", metadata " + k.Metadata
 		}
+		if k.HostEmulation != "" {
+			launch += ", host emulation " + k.HostEmulation
+		}
 		if k.ABICap > 0 {
 			exp = fmt.Sprintf(" (confine capped to it; the kernel's own ABI %d%s)", k.KernelABI, exp)
 		}
