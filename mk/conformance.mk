@@ -27,7 +27,9 @@ conformance-host: confine conformance-build ## run every case on the host kernel
 
 # The VMs run the launchers of record (Bazel's, `make build`), so the matrix's confine sha256 is the shipped one's
 # and `confine-release gate` can tie the report to the release. The ABI-capped columns (kernels.json abi_cap) run
-# confine-abicap instead: the same source built with -tags confine_abicap, a test build that is never shipped.
+# confine-abicap instead: the same source built with -tags confine_abicap, a test build that is never shipped. The
+# host-emulation columns (kernels.json host_emulation) run the shipped launcher under a seccomp filter the runner
+# installs on itself (VM_HOST_EMULATION; `confine-conformance --host-emulation NAME` on the host).
 payload: build ## Bazel's linux launchers, the confine_abicap test launcher, confine-conformance (+ expected.yaml) for amd64 and arm64 into out/payload/<arch>/
 	for a in amd64 arm64; do \
 	  mkdir -p $(PAYLOAD)/$$a && cp -f dist/bin/linux_$$a/confine $(PAYLOAD)/$$a/confine && \

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -34,7 +35,14 @@ type Kernel struct {
 	// conformance runner uses a confine_abicap test build for it): an ABI no Debian kernel has runs on this
 	// kernel. ABI stays the kernel's own answer.
 	ABICap int `json:"abi_cap,omitempty"`
+	// HostEmulation, when set, runs the whole suite under this host emulation (VM_HOST_EMULATION in the guest;
+	// conformance/internal/hostemu): a seccomp filter reproducing a host where confine has no mount layer.
+	HostEmulation string `json:"host_emulation,omitempty"`
 }
+
+// HostEmulations are the names HostEmulation may take (conformance/internal/hostemu.Names; the vm module does
+// not import the conformance module).
+var HostEmulations = []string{"ubuntu-userns-restricted", "no-namespaces", "nested-supervisor"}
 
 // ExpectedABI renders the expectation the way the matrix table shows it (RenderABI of Landlock and ABI).
 func (k Kernel) ExpectedABI() string { return RenderABI(k.Landlock, k.ABI) }
@@ -130,6 +138,10 @@ func Parse(b []byte) (*Manifest, error) {
 			return nil, fmt.Errorf("kernel manifest: %s: landlock %s needs abi 0", k.ID, k.Landlock)
 		case k.ABICap < 0 || (k.ABICap > 0 && k.ABICap >= k.ABI):
 			return nil, fmt.Errorf("kernel manifest: %s: abi_cap %d must be below the kernel's ABI %d (a cap can only lower it)", k.ID, k.ABICap, k.ABI)
+		case k.HostEmulation != "" && !slices.Contains(HostEmulations, k.HostEmulation):
+			return nil, fmt.Errorf("kernel manifest: %s: host_emulation %q, want one of %s", k.ID, k.HostEmulation, strings.Join(HostEmulations, ", "))
+		case k.HostEmulation != "" && k.Landlock != LandlockAvailable:
+			return nil, fmt.Errorf("kernel manifest: %s: host_emulation needs landlock available (confine refuses every command otherwise)", k.ID)
 		case k.Landlock != LandlockAvailable && k.Landlock != LandlockAbsent && k.Landlock != LandlockDisabled:
 			return nil, fmt.Errorf("kernel manifest: %s: landlock %q, want available, absent or disabled", k.ID, k.Landlock)
 		}

@@ -2,6 +2,7 @@ package vm
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -48,6 +49,23 @@ func TestManifestLoads(t *testing.T) {
 		}
 	}
 	assert.Equal(t, map[int]bool{1: true, 3: true, 4: true, 5: true}, caps)
+	// Issue 15: every host emulation runs on each arch's oldest and newest Landlock kernel between them (the
+	// ABI 2 and the ABI 11 branches), nested-supervisor once; each column is a kernel the matrix also runs plainly.
+	emu := map[string][]string{}
+	for _, k := range m.Kernels {
+		if k.HostEmulation == "" {
+			continue
+		}
+		emu[k.HostEmulation] = append(emu[k.HostEmulation], k.Arch+"/"+strconv.Itoa(k.ABI))
+		plain := false
+		for _, o := range m.Kernels {
+			plain = plain || (o.HostEmulation == "" && o.ABICap == 0 && o.Cmdline == "" && o.Package == k.Package && o.Version == k.Version)
+		}
+		assert.True(t, plain, "%s: no plain column of the same kernel", k.ID)
+	}
+	assert.ElementsMatch(t, []string{"amd64/2", "amd64/11", "arm64/11"}, emu["ubuntu-userns-restricted"])
+	assert.ElementsMatch(t, []string{"amd64/2", "amd64/11", "arm64/2"}, emu["no-namespaces"])
+	assert.Equal(t, []string{"amd64/11"}, emu["nested-supervisor"])
 	// The guest tools name a file for git, bwrap and the loader.
 	var files []string
 	for _, tl := range m.GuestTools {
@@ -58,6 +76,16 @@ func TestManifestLoads(t *testing.T) {
 	assert.Contains(t, files, "/usr/bin/git")
 	assert.Contains(t, files, "/usr/bin/bwrap")
 	assert.Contains(t, files, "/usr/lib/aarch64-linux-gnu/ld-linux-aarch64.so.1")
+}
+
+func TestParseRejectsBadHostEmulation(t *testing.T) {
+	base := `{"schema":"confine.vm.kernels/v1","apt_sources":["deb x"],"busybox":{"package":"b","version":"1"},"kernels":[%s]}`
+	_, err := Parse([]byte(fmt.Sprintf(base, `{"id":"k","arch":"amd64","package":"linux-image-x-amd64","version":"1","landlock":"available","abi":6,"host_emulation":"docker"}`)))
+	require.ErrorContains(t, err, `host_emulation "docker"`)
+	_, err = Parse([]byte(fmt.Sprintf(base, `{"id":"k","arch":"amd64","package":"linux-image-x-amd64","version":"1","landlock":"absent","abi":0,"host_emulation":"no-namespaces"}`)))
+	require.ErrorContains(t, err, "needs landlock available")
+	_, err = Parse([]byte(fmt.Sprintf(base, `{"id":"k","arch":"amd64","package":"linux-image-x-amd64","version":"1","landlock":"available","abi":6,"host_emulation":"nested-supervisor"}`)))
+	require.NoError(t, err)
 }
 
 func TestParseRejectsABICapNotBelow(t *testing.T) {

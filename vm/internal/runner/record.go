@@ -48,6 +48,8 @@ type Record struct {
 	// and the newest package of the same series (Package, Version) ran instead (fetch.Cache.Newest).
 	PinnedVersion string `json:"pinned_version,omitempty"`
 	ABICap        int    `json:"abi_cap,omitempty"` // the manifest's abi_cap (VM_ABI_CAP in the guest)
+	// HostEmulation is the manifest's host_emulation (VM_HOST_EMULATION in the guest), "" for none.
+	HostEmulation string `json:"host_emulation,omitempty"`
 	CPUs          int    `json:"cpus"`
 }
 

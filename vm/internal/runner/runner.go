@@ -537,7 +537,7 @@ func (o *Options) runOne(ctx context.Context, t Target, p *prepared) Record {
 func (o *Options) record(t Target, accel, result, msg string) Record {
 	return Record{
 		Schema: "confine.vm.result/v1", Kernel: t.ID, Package: t.Package, Version: t.Version, Image: t.Image,
-		PinnedVersion: t.PinnedVersion, ABICap: t.ABICap, CPUs: o.CPUs,
+		PinnedVersion: t.PinnedVersion, ABICap: t.ABICap, HostEmulation: t.HostEmulation, CPUs: o.CPUs,
 		ImageSHA256: t.ImageSHA256, ImageRef: t.Ref, ImageDigest: t.Digest, Arch: t.Arch, Accel: accel,
 		CmdlineExtra: t.Cmdline, ExpectedLandlock: t.Landlock, ExpectedABI: t.ABI, Exit: -1, Result: result, Error: msg,
 	}
@@ -553,6 +553,7 @@ func (o *Options) boot(ctx context.Context, t Target, p *prepared, accel string,
 		"VM_EXPECTED_LANDLOCK=" + t.Landlock,
 		"VM_CMDLINE_EXTRA=" + t.Cmdline,
 		"VM_ABI_CAP=" + abiCap(t.ABICap),
+		"VM_HOST_EMULATION=" + t.HostEmulation,
 	}})
 	if err != nil {
 		return o.record(t, accel, Infra, err.Error())
