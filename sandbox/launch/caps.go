@@ -7,6 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/confine-dev/confine/sandbox/internal/msg"
+	"github.com/confine-dev/confine/sandbox/seccomp"
 )
 
 // rootCaps are the capabilities a root command keeps (include/uapi/linux/capability.h), each because root's
@@ -33,10 +34,22 @@ var rootCaps = map[uintptr]string{
 // and a core-dump limit of 1 byte, soft and hard (RLIMIT_CORE): fs/coredump.c writes no core file below a page
 // and treats a limit of 1 as "no dump" for a core_pattern pipe, whose helper would otherwise run as root
 // outside the sandbox with the command's memory. Without CAP_SYS_RESOURCE the command cannot raise it. A
-// kernel without keys (ENOSYS) has no keyring to share.
+// kernel without keys (ENOSYS) has no keyring to share. Where the host's own seccomp profile denies keyctl
+// (EPERM or EACCES: Docker's default profile), the command keeps the caller's session keyring, so a second
+// filter denies every keyring call (seccomp.NoKeyrings); no_new_privs is set by then (landlock.Restrict).
 func isolate() error {
 	_, _, e := unix.Syscall(unix.SYS_KEYCTL, unix.KEYCTL_JOIN_SESSION_KEYRING, 0, 0)
-	if e != 0 && e != unix.ENOSYS {
+	switch e {
+	case 0, unix.ENOSYS:
+	case unix.EPERM, unix.EACCES:
+		prog, err := seccomp.NoKeyrings()
+		if err == nil {
+			err = seccomp.Install(prog)
+		}
+		if err != nil {
+			return msg.Err("keyctl(KEYCTL_JOIN_SESSION_KEYRING): ", e, ", and denying keyring calls instead: ", err)
+		}
+	default:
 		return msg.Err("keyctl(KEYCTL_JOIN_SESSION_KEYRING): ", e)
 	}
 	if err := unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{Cur: 1, Max: 1}); err != nil {

@@ -18,7 +18,7 @@ func channels(abi int, metadata Metadata, root, tty, pidNS, strict bool) map[str
 	ch := map[string]report.Channel{
 		"stdio": closed("descriptors 0 to 2 are the caller's: the command may change only the files the caller " +
 			"named there (a directory there is refused); every other inherited descriptor is closed on exec"),
-		"keyring": closed("a new session keyring; seccomp lets keys be added only to the command's own thread, " +
+		"keyring": closed("a new session keyring (where the host denies keyctl, no keyring call at all); seccomp lets keys be added only to the command's own thread, " +
 			"process and session keyrings, and denies linking keys into them, request_key and operations on keys by serial"),
 		"core-dump": closed("RLIMIT_CORE is 1 byte, soft and hard: no core file and no core_pattern pipe"),
 	}

@@ -237,8 +237,10 @@ func layerAttr(pidNS bool) *syscall.SysProcAttr {
 // not be confine (a test binary calling Probe is not), and a binary that probed again would fork without end.
 const probeEnv = "CONFINE_INTERNAL_LAYER_PROBE"
 
-// layerAvailable starts `/proc/self/exe version` in the layer's namespaces: the usual reason the layer is
-// missing is that user namespaces cannot be created (a container, a sysctl, an AppArmor policy).
+// layerAvailable starts this binary again in the layer's namespaces, where it tries the layer's first mount
+// call (LayerProbe). The usual reasons the layer is missing: user namespaces cannot be created (a container's
+// seccomp profile, a sysctl), or they can, but mounts are denied in them (Ubuntu 24.04's AppArmor restriction
+// answers EACCES).
 func layerAvailable() error {
 	if os.Getenv(probeEnv) != "" {
 		return msg.Err(ErrLayerUnavailable, ": already inside a layer probe")
@@ -256,10 +258,35 @@ func layerAvailable() error {
 	}
 	var ws syscall.WaitStatus
 	if err := wait(pid, &ws); err != nil {
-		return msg.Err(ErrLayerUnavailable, ": confine version in new namespaces: ", err.Error())
+		return msg.Err(ErrLayerUnavailable, ": the probe in new namespaces: ", err.Error())
 	}
-	if !ws.Exited() || ws.ExitStatus() != 0 {
-		return msg.Err(ErrLayerUnavailable, ": confine version in new namespaces: wait status ", msg.Hex(ws))
+	switch {
+	case ws.Exited() && ws.ExitStatus() == 0:
+		return nil
+	case ws.Exited() && ws.ExitStatus() < probeFailed:
+		return msg.Err(ErrLayerUnavailable, ": open_tree in new namespaces: ", unix.Errno(ws.ExitStatus()).Error())
 	}
-	return nil
+	return msg.Err(ErrLayerUnavailable, ": the probe in new namespaces: wait status ", msg.Hex(ws))
+}
+
+// probeFailed is the probe's exit status when it is not one: an errno is below it.
+const probeFailed = 200
+
+// IsLayerProbe says whether this process is layerAvailable's probe.
+func IsLayerProbe() bool {
+	return os.Getenv(probeEnv) != "" && len(os.Args) == 2 && os.Args[1] == "version"
+}
+
+// LayerProbe is the probe's whole life: clone the root's mount (open_tree OPEN_TREE_CLONE, 5.2), the layer's
+// first mount call, and exit 0, or with the errno it failed with.
+func LayerProbe() int {
+	fd, err := unix.OpenTree(unix.AT_FDCWD, "/", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	if err != nil {
+		if e, ok := err.(unix.Errno); ok && e > 0 && int(e) < probeFailed {
+			return int(e)
+		}
+		return probeFailed
+	}
+	unix.Close(fd)
+	return 0
 }

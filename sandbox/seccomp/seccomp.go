@@ -454,6 +454,25 @@ func (p Policy) supervises(nr uint32) bool {
 	return false
 }
 
+// NoKeyrings is a second filter for a process that could not join a session keyring of its own because the
+// host denies keyctl (Docker's default profile denies keyctl, add_key and request_key: EPERM): it denies all
+// three, so that no key reaches the caller's session keyring, whatever the host's profile allows. Another
+// architecture's calls are left to the main filter, which answers them ENOSYS.
+func NoKeyrings() ([]unix.SockFilter, error) {
+	var a assembler
+	a.ld(offArch)
+	a.jeq(auditArch, next, "allow")
+	a.ld(offNr)
+	for _, nr := range []uint32{unix.SYS_KEYCTL, unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY} {
+		a.jeq(nr, "eperm", next)
+	}
+	a.label("allow")
+	a.ret(retAllow)
+	a.label("eperm")
+	a.ret(retEPERM)
+	return a.assemble()
+}
+
 // next, as a jump target, is the following instruction.
 const next = ""
 

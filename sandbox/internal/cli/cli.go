@@ -224,6 +224,9 @@ func finish(cfg *launch.Config, seen map[string]bool) error {
 // Main runs confine with args (without the program name) on a host described by f, acting through s, and returns
 // the exit status. A layered child (launch.IsLayerChild) parses nothing: it runs the plan it was handed.
 func Main(args []string, f launch.Facts, s launch.System, stdout, stderr io.Writer) int {
+	if launch.IsLayerProbe() {
+		return launch.LayerProbe()
+	}
 	if launch.IsLayerChild() {
 		if err := launch.RunChild(s); !errors.Is(err, launch.ErrToldParent) {
 			fail(stderr, err)

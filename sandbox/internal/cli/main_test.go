@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -67,6 +68,10 @@ const fakeEnv = "CONFINE_TEST_FAKE_KERNEL"
 // truncateEnv makes the test binary, run as the confined command, call truncate(2) on its value.
 const truncateEnv = "CONFINE_TEST_TRUNCATE"
 
+// addKeyEnv makes the test binary, run as the confined command, call add_key(2) into its session keyring and
+// print the errno name (or "added").
+const addKeyEnv = "CONFINE_TEST_ADD_KEY"
+
 // TestMain lets the test binary act as confine with a fake kernel: the real Exec stays, so if a refusal were
 // missed the sentinel command would really run.
 func TestMain(m *testing.M) {
@@ -78,8 +83,20 @@ func TestMain(m *testing.M) {
 		fmt.Println("truncated")
 		os.Exit(0)
 	}
+	if _, ok := os.LookupEnv(addKeyEnv); ok {
+		_, err := unix.AddKey("user", "confine-test", []byte("x"), unix.KEY_SPEC_SESSION_KEYRING)
+		if err != nil {
+			fmt.Println(unix.ErrnoName(err.(unix.Errno)))
+			os.Exit(1)
+		}
+		fmt.Println("added")
+		os.Exit(0)
+	}
 	if spec, ok := os.LookupEnv(fakeEnv); ok {
 		f := newFake(spec)
+		if f.hostDeniesKeyctl {
+			denyKeyctl()
+		}
 		os.Exit(Main(os.Args[1:], f.facts(), f, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
@@ -94,6 +111,7 @@ type fake struct {
 	interop                         launch.Interop
 	noLayer                         bool
 	noSupervisor                    bool   // the supervised child cannot be started
+	hostDeniesKeyctl                bool   // a filter like Docker's default profile answers keyctl with EPERM
 	listenErr                       error  // the supervised child's seccomp listener fails (as EBUSY under another supervisor)
 	swap                            string // a root to swap for a symlink to swap+".outside" once it was opened
 	buildErr                        error  // the mount layer fails to build, uncommitted (root in place, or in the child)
@@ -134,6 +152,8 @@ func newFake(spec string) *fake {
 			f.interop = launch.Interop(v)
 		case "layer":
 			f.noLayer = v == "off"
+		case "hostkeyctl":
+			f.hostDeniesKeyctl = v == "EPERM"
 		case "supervisor":
 			f.noSupervisor = v == "off"
 		case "listener":
@@ -819,4 +839,46 @@ func TestNoListenerFallsBackToSeccompDeny(t *testing.T) {
 	require.Equal(t, "seccomp-deny", r.report["metadata"], r.raw)
 	require.Contains(t, fmt.Sprint(r.report["warnings"]), "supervisor unavailable: ")
 	require.Contains(t, fmt.Sprint(r.report["warnings"]), "device or resource busy")
+}
+
+// denyKeyctl installs, on every thread, a filter that answers keyctl with EPERM and allows the rest, as
+// Docker's default seccomp profile does (it denies keyctl, add_key and request_key; add_key is left allowed
+// here, to show that confine closes it itself).
+func denyKeyctl() {
+	prog := []unix.SockFilter{
+		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: 0},
+		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.SYS_KEYCTL, Jt: 0, Jf: 1},
+		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)},
+		{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW},
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		panic(err)
+	}
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC,
+		uintptr(unsafe.Pointer(&fprog))); e != 0 {
+		panic(e)
+	}
+}
+
+// Under a host profile that denies keyctl (Docker's default), confine cannot join a session keyring of its own:
+// it runs anyway, and denies add_key itself, so that no key reaches the caller's session keyring, in every
+// metadata mode.
+func TestAHostThatDeniesKeyctlGetsNoKeyringCalls(t *testing.T) {
+	requireLandlock(t)
+	for _, spec := range []string{"hostkeyctl=EPERM", "hostkeyctl=EPERM,layer=off", "hostkeyctl=EPERM,layer=off,supervisor=off"} {
+		w := t.TempDir()
+		cmd := exec.Command(os.Args[0], "--worktree", w, "--", "env", "-u", fakeEnv, addKeyEnv+"=1", os.Args[0])
+		cmd.Env = append(withoutTempVars(os.Environ()), fakeEnv+"="+spec)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, _ := cmd.Output()
+		require.Equal(t, "EPERM\n", string(out), "%s: %s", spec, stderr.String())
+	}
+	// The control: the helper can add a key where nothing denies it (into the new session keyring).
+	w := t.TempDir()
+	cmd := exec.Command(os.Args[0], "--worktree", w, "--", "env", "-u", fakeEnv, addKeyEnv+"=1", os.Args[0])
+	cmd.Env = append(withoutTempVars(os.Environ()), fakeEnv+"=")
+	out, _ := cmd.Output()
+	require.Equal(t, "added\n", string(out))
 }
