@@ -68,11 +68,20 @@ func RootOf(fd int) (Root, error) {
 type Supervisor struct {
 	listener int
 	roots    []Root
+	// inside holds directories found beneath a root, each with an O_PATH descriptor that keeps its inode
+	// alive, so that its number cannot be given to another directory while it is here; a directory beneath a
+	// root stays beneath one (see the package doc). Only positive answers are kept, and at most maxInside.
+	inside map[devIno]int
 }
+
+type devIno struct{ dev, ino uint64 }
+
+// maxInside bounds the directories kept (and so the descriptors held): past it, all are let go.
+const maxInside = 512
 
 // New is a supervisor for listener (from seccomp.InstallListener) that allows changes beneath roots.
 func New(listener int, roots []Root) *Supervisor {
-	return &Supervisor{listener: listener, roots: roots}
+	return &Supervisor{listener: listener, roots: roots, inside: map[devIno]int{}}
 }
 
 // Serve answers notifications until the listener fails for good (its filter has no task left, or it is
@@ -144,21 +153,85 @@ func (s *Supervisor) handle(n *notif) unix.Errno {
 	if !s.live(n.ID) { // base and the arguments are the caller's only if it is still waiting
 		return unix.EPERM
 	}
-	target := base
-	if !c.byFD {
-		if target, err = resolve(base, ownProc(pid, c.path), c.follow); err != nil {
+	if c.byFD {
+		var st unix.Stat_t
+		if err := unix.Fstat(base, &st); err != nil {
 			return errnoOf(err, unix.EPERM)
 		}
-		defer unix.Close(target)
+		if !s.beneath(base, &st) {
+			return unix.EPERM
+		}
+		return c.change(base, st.Mode&unix.S_IFMT == unix.S_IFLNK)
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(target, &st); err != nil {
+	target, st, ok, err := s.locate(base, ownProc(pid, c.path), c.follow)
+	if err != nil {
 		return errnoOf(err, unix.EPERM)
 	}
-	if !s.beneath(target, &st) {
+	defer unix.Close(target)
+	if !ok {
 		return unix.EPERM
 	}
 	return c.change(target, st.Mode&unix.S_IFMT == unix.S_IFLNK)
+}
+
+// locate opens path relative to base as O_PATH (see resolve) and says whether it lies beneath a root. The
+// usual case, a last component that is no symbolic link to follow, is checked through the directory it was
+// found in, which is opened first: the file was that directory's child when it was opened, and a directory
+// beneath a root stays beneath one. Otherwise the whole path is resolved and the file checked by beneath.
+func (s *Supervisor) locate(base int, path string, follow bool) (fd int, st unix.Stat_t, ok bool, err error) {
+	dir, leaf := ".", path
+	if i := strings.LastIndexByte(path, '/'); i >= 0 {
+		dir, leaf = path[:i+1], path[i+1:] // "a/" for "a/b", "/" for "/b"
+	}
+	if leaf != "" && leaf != "." && leaf != ".." {
+		parent, err := unix.Openat(base, dir, unix.O_PATH|unix.O_CLOEXEC|unix.O_DIRECTORY, 0)
+		if err != nil {
+			return -1, st, false, err
+		}
+		defer unix.Close(parent)
+		if fd, err = unix.Openat(parent, leaf, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0); err != nil {
+			return -1, st, false, err
+		}
+		if err = unix.Fstat(fd, &st); err != nil {
+			unix.Close(fd)
+			return -1, st, false, err
+		}
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFDIR:
+			return fd, st, s.walk(fd, &st), nil
+		case unix.S_IFLNK:
+			if follow {
+				unix.Close(fd)
+				break // resolved whole, below
+			}
+			fallthrough
+		default:
+			var pst unix.Stat_t
+			if err = unix.Fstat(parent, &pst); err != nil {
+				unix.Close(fd)
+				return -1, st, false, err
+			}
+			return fd, st, s.isRootFile(&st) || s.walk(parent, &pst), nil
+		}
+	}
+	if fd, err = resolve(base, path, follow); err != nil {
+		return -1, st, false, err
+	}
+	if err = unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return -1, st, false, err
+	}
+	return fd, st, s.beneath(fd, &st), nil
+}
+
+// isRootFile says whether st is a regular file that is itself a root.
+func (s *Supervisor) isRootFile(st *unix.Stat_t) bool {
+	for _, r := range s.roots {
+		if !r.Dir && r.Dev == st.Dev && r.Ino == st.Ino && st.Mode&unix.S_IFMT == unix.S_IFREG {
+			return true
+		}
+	}
+	return false
 }
 
 // procPath is /proc/PID/rest.
@@ -208,10 +281,8 @@ func (s *Supervisor) beneath(fd int, st *unix.Stat_t) bool {
 	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
 		return s.walk(fd, st)
 	}
-	for _, r := range s.roots {
-		if !r.Dir && r.Dev == st.Dev && r.Ino == st.Ino && st.Mode&unix.S_IFMT == unix.S_IFREG {
-			return true
-		}
+	if s.isRootFile(st) {
+		return true
 	}
 	name, err := readlink("/proc/self/fd/" + strconv.Itoa(fd))
 	if err != nil || !strings.HasPrefix(name, "/") || strings.HasSuffix(name, " (deleted)") {
@@ -237,8 +308,13 @@ func (s *Supervisor) beneath(fd int, st *unix.Stat_t) bool {
 // maxDepth bounds the ".." walk: PATH_MAX / 2 components.
 const maxDepth = 2048
 
-// walk says whether the directory open at fd (st its fstat) is a root or lies beneath one.
+// walk says whether the directory open at fd (st its fstat) is a root or lies beneath one, and keeps a yes in
+// s.inside.
 func (s *Supervisor) walk(fd int, st *unix.Stat_t) bool {
+	start := devIno{st.Dev, st.Ino}
+	if _, ok := s.inside[start]; ok {
+		return true
+	}
 	cur, cst := fd, *st
 	defer func() {
 		if cur != fd {
@@ -246,10 +322,10 @@ func (s *Supervisor) walk(fd int, st *unix.Stat_t) bool {
 		}
 	}()
 	for i := 0; i < maxDepth; i++ {
-		for _, r := range s.roots {
-			if r.Dir && r.Dev == cst.Dev && r.Ino == cst.Ino {
-				return true
-			}
+		_, known := s.inside[devIno{cst.Dev, cst.Ino}]
+		if known || s.isRootDir(&cst) {
+			s.remember(start, fd)
+			return true
 		}
 		up, err := unix.Openat(cur, "..", unix.O_PATH|unix.O_CLOEXEC|unix.O_DIRECTORY, 0)
 		if err != nil {
@@ -270,6 +346,29 @@ func (s *Supervisor) walk(fd int, st *unix.Stat_t) bool {
 		cur, cst = up, ust
 	}
 	return false
+}
+
+// isRootDir says whether st is a root directory.
+func (s *Supervisor) isRootDir(st *unix.Stat_t) bool {
+	for _, r := range s.roots {
+		if r.Dir && r.Dev == st.Dev && r.Ino == st.Ino {
+			return true
+		}
+	}
+	return false
+}
+
+// remember keeps the directory open at fd as found beneath a root, with a descriptor of its own.
+func (s *Supervisor) remember(key devIno, fd int) {
+	if len(s.inside) >= maxInside {
+		for _, held := range s.inside {
+			unix.Close(held)
+		}
+		clear(s.inside)
+	}
+	if held, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0); err == nil {
+		s.inside[key] = held
+	}
 }
 
 // readlink reads a symbolic link's target.
