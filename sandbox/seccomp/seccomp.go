@@ -483,6 +483,10 @@ type assembler struct {
 	labels map[string]int
 }
 
+// emit, jump and label stay out of line: inlined at each of Program's many call sites, their appends cost the
+// launcher about 20 KB of code.
+//
+//go:noinline
 func (a *assembler) emit(in unix.SockFilter, jt, jf string) {
 	a.insns = append(a.insns, in)
 	a.jumps = append(a.jumps, [2]string{jt, jf})
@@ -490,9 +494,13 @@ func (a *assembler) emit(in unix.SockFilter, jt, jf string) {
 func (a *assembler) ld(off uint32)               { a.emit(unix.SockFilter{Code: bpfLdWAbs, K: off}, next, next) }
 func (a *assembler) ret(k uint32)                { a.emit(unix.SockFilter{Code: bpfRetK, K: k}, next, next) }
 func (a *assembler) jeq(k uint32, jt, jf string) { a.jump(bpfJeqK, k, jt, jf) }
+
+//go:noinline
 func (a *assembler) jump(code uint16, k uint32, jt, jf string) {
 	a.emit(unix.SockFilter{Code: code, K: k}, jt, jf)
 }
+
+//go:noinline
 func (a *assembler) label(name string) {
 	if a.labels == nil {
 		a.labels = map[string]int{}
