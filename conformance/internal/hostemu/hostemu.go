@@ -35,11 +35,10 @@
 //     ubuntu-userns-restricted case), clone with any of CLONE_NEWNS|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET|NEWCGROUP
 //     (EPERM), clone3 (ENOSYS, so that libc falls back to clone), setns and every mount-API call (EPERM, gated on
 //     CAP_SYS_ADMIN; pivot_root and open_tree_attr are not in the list at all), pidfd_getfd, kcmp and
-//     process_madvise (EPERM: gated on CAP_SYS_PTRACE, see multikernel/sandlock#199), and io_uring_setup/enter/
-//     register (EPERM: removed from the list by moby#46762, Docker 25). Not reproduced, so that the column
-//     tests the metadata path rather than one refusal: keyctl, add_key and request_key, which the profile also
-//     denies (EPERM) and which confine calls (KEYCTL_JOIN_SESSION_KEYRING, sandbox/launch/caps.go); the
-//     KeyringDenied list says so and TestKeyringDenialIsDocker checks it is the profile's. Syscalls of another
+//     process_madvise (EPERM: gated on CAP_SYS_PTRACE, see multikernel/sandlock#199), io_uring_setup/enter/
+//     register (EPERM: removed from the list by moby#46762, Docker 25), and keyctl, add_key and request_key
+//     (EPERM: not in the list; confine cannot join a session keyring of its own there, and denies every
+//     keyring call to the command instead, sandbox/launch/caps.go). Syscalls of another
 //     architecture (i386, x32) are allowed, as in nsdeny.
 //
 //   - nested-supervisor: confine inside a supervised confine (or any sandbox that supervises with a seccomp
@@ -107,12 +106,12 @@ var MountAPI = []uint32{unix.SYS_MOUNT, unix.SYS_UMOUNT2, unix.SYS_PIVOT_ROOT, u
 
 // DockerDenied are the calls on confine's path that no-namespaces answers with EPERM (besides clone with
 // NamespaceFlags), as Docker's default profile does without CAP_SYS_ADMIN and CAP_SYS_PTRACE.
-var DockerDenied = append([]uint32{unix.SYS_UNSHARE, unix.SYS_SETNS, unix.SYS_PIDFD_GETFD, unix.SYS_KCMP,
+var DockerDenied = append(append([]uint32{unix.SYS_UNSHARE, unix.SYS_SETNS, unix.SYS_PIDFD_GETFD, unix.SYS_KCMP,
 	unix.SYS_PROCESS_MADVISE, unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER, unix.SYS_IO_URING_REGISTER},
-	MountAPI...)
+	MountAPI...), KeyringDenied...)
 
-// KeyringDenied are calls Docker's default profile denies (EPERM, not in its allow-list) that no-namespaces
-// leaves allowed, see the package doc.
+// KeyringDenied are the keyring calls Docker's default profile denies (EPERM, not in its allow-list): confine
+// then cannot join a session keyring of its own, and denies every keyring call to the command instead.
 var KeyringDenied = []uint32{unix.SYS_KEYCTL, unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY}
 
 // Notified are the calls nested-supervisor's filter sends to its listener (answered "continue").
