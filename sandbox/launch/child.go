@@ -18,7 +18,6 @@ import (
 	"github.com/confine-dev/confine/sandbox/pathfd"
 	"github.com/confine-dev/confine/sandbox/report"
 	"github.com/confine-dev/confine/sandbox/seccomp"
-	"github.com/confine-dev/confine/sandbox/supervisor"
 )
 
 // A layered child is this binary started again in new user and mount namespaces, the way runc starts its init
@@ -61,7 +60,6 @@ type Handoff struct {
 	ReportName int               // the caller's number for it (--report-fd), for messages
 	Report     []byte            // the report, outcome "exec", written to ReportFD just before execve
 	Init       bool              // the child is the init of a new PID namespace: it runs the command as its child
-	Supervise  bool              // no mount layer: the child sends its filter's listener back on the handoff socket
 	Warn       string            // a warning for stderr, printed just before execve, or ""
 
 	fds []int // the parent's descriptor of each rule
@@ -115,7 +113,7 @@ func (h *Handoff) marshal() []byte {
 	e.num(uint64(int64(h.ReportFD)))
 	e.num(uint64(int64(h.ReportName)))
 	e.bytes(h.Report)
-	e.num(uint64(flag(h.Init) | flag(h.Supervise)<<1))
+	e.num(uint64(flag(h.Init)))
 	e.str(h.Warn)
 	return e.b
 }
@@ -138,8 +136,7 @@ func unmarshalHandoff(b []byte) (*Handoff, error) {
 	h.ReportFD = int(int64(d.num()))
 	h.ReportName = int(int64(d.num()))
 	h.Report = d.bytes()
-	f := d.num()
-	h.Init, h.Supervise = f&1 != 0, f&2 != 0
+	h.Init = d.num() != 0
 	h.Warn = d.str()
 	if d.err == nil && len(d.b) > 0 {
 		d.err = errShort
@@ -198,38 +195,11 @@ type layered struct {
 	pidfdNum        int      // pidfd's descriptor, for pidfd_send_signal (Fd would make pidfd blocking); or -1
 	reportFD        int      // ours, or -1
 	sigs            chan os.Signal
-	fallback        error // ErrLayerUnavailable or ErrSupervisorUnavailable: what "go on without me" wraps
-}
-
-// startLayered starts the layered child, which waits for its Handoff. Signals are caught from here on: they
-// are forwarded once the command runs, and delivered again to this process if it never does. Any error wraps
-// ErrLayerUnavailable: the caller goes on without the layer.
-func startLayered(reportFD int, pidNS bool) (LayeredChild, error) {
-	ns, err := os.Readlink("/proc/self/ns/mnt")
-	if err != nil {
-		return nil, msg.Err(ErrLayerUnavailable, ": ", err.Error())
-	}
-	return startChild(reportFD, layerAttr(pidNS), ns, ErrLayerUnavailable)
-}
-
-// supervisedEnv is layerEnv's value for a supervised child, which has no namespace of its own.
-const supervisedEnv = "supervised"
-
-// startSupervised starts a supervised child: in no new namespace, it confines itself as planned, with a seccomp
-// filter whose listener it sends back, and this process stays as the command's supervisor (package
-// supervisor). This process becomes a child subreaper (PR_SET_CHILD_SUBREAPER, 3.4), so that the command's
-// orphans stay its descendants, whose memory it may read where Yama's ptrace_scope is 1. Any error wraps
-// ErrSupervisorUnavailable: the caller goes on without the supervisor.
-func startSupervised(reportFD int) (LayeredChild, error) {
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		return nil, msg.Err(ErrSupervisorUnavailable, ": PR_SET_CHILD_SUBREAPER: ", err.Error())
-	}
-	return startChild(reportFD, &syscall.SysProcAttr{Pdeathsig: unix.SIGKILL}, supervisedEnv, ErrSupervisorUnavailable)
 }
 
 // supervisorAvailable installs a filter that allows everything, with a listener, on a thread of its own that
-// then ends (a goroutine that exits locked takes its thread with it), to learn whether a supervised child
-// would get one. No new privileges is per thread too, so this process keeps its own.
+// then ends (a goroutine that exits locked takes its thread with it), to learn whether the supervisor could
+// have one. No new privileges is per thread too, so this process keeps its own.
 func supervisorAvailable() error {
 	done := make(chan error)
 	go func() {
@@ -249,18 +219,23 @@ func supervisorAvailable() error {
 	return nil
 }
 
-// startChild starts this binary again with attr and layerEnv=mark; the child waits for its Handoff. Errors
-// wrap fallback, which the child's own "go on without me" answer wraps too.
-func startChild(reportFD int, attr *syscall.SysProcAttr, mark string, fallback error) (LayeredChild, error) {
+// startLayered starts the layered child, which waits for its Handoff. Signals are caught from here on: they
+// are forwarded once the command runs, and delivered again to this process if it never does. Any error wraps
+// ErrLayerUnavailable: the caller goes on without the layer.
+func startLayered(reportFD int, pidNS bool) (LayeredChild, error) {
+	ns, err := os.Readlink("/proc/self/ns/mnt")
+	if err != nil {
+		return nil, msg.Err(ErrLayerUnavailable, ": ", err.Error())
+	}
 	sock, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, msg.Err(fallback, ": socketpair: ", err.Error())
+		return nil, msg.Err(ErrLayerUnavailable, ": socketpair: ", err.Error())
 	}
 	var sync [2]int
 	if err := unix.Pipe2(sync[:], unix.O_CLOEXEC); err != nil {
 		unix.Close(sock[0])
 		unix.Close(sock[1])
-		return nil, msg.Err(fallback, ": pipe2: ", err.Error())
+		return nil, msg.Err(ErrLayerUnavailable, ": pipe2: ", err.Error())
 	}
 	files := []uintptr{0, 1, 2, uintptr(sock[1]), uintptr(sync[1])}
 	if reportFD >= 0 {
@@ -268,12 +243,12 @@ func startChild(reportFD int, attr *syscall.SysProcAttr, mark string, fallback e
 	}
 	unix.SetNonblock(sync[0], true)
 	c := &layered{sock: sock[0], sync: os.NewFile(uintptr(sync[0]), "sync"), root: -1, pidfdNum: -1,
-		reportFD: reportFD, sigs: make(chan os.Signal, 8), fallback: fallback}
+		reportFD: reportFD, sigs: make(chan os.Signal, 8)}
 	signal.Notify(c.sigs, forwarded...)
-	pidfd := -1
+	attr, pidfd := layerAttr(pidNS), -1
 	attr.PidFD = &pidfd
 	c.pid, err = syscall.ForkExec("/proc/self/exe", []string{os.Args[0]}, &syscall.ProcAttr{
-		Env: append(os.Environ(), layerEnv+"="+mark), Files: files, Sys: attr})
+		Env: append(os.Environ(), layerEnv+"="+ns), Files: files, Sys: attr})
 	unix.Close(sock[1])
 	unix.Close(sync[1])
 	if pidfd >= 0 {
@@ -287,15 +262,12 @@ func startChild(reportFD int, attr *syscall.SysProcAttr, mark string, fallback e
 		if errors.Is(err, unix.EROFS) { // Go writes the child's uid_map and gid_map through /proc
 			why = " (/proc/PID/uid_map is read-only: /proc is on a read-only mount, as inside another confine's mount layer)"
 		}
-		return nil, msg.Err(fallback, ": starting the child: ", err.Error(), why)
-	}
-	if mark == supervisedEnv {
-		return c, nil // the roots are opened here, in our own mount namespace
+		return nil, msg.Err(ErrLayerUnavailable, ": starting the layered child: ", err.Error(), why)
 	}
 	c.root, err = unix.Open("/proc/"+strconv.Itoa(c.pid)+"/root", unix.O_PATH|unix.O_CLOEXEC|unix.O_DIRECTORY, 0)
 	if err != nil {
 		c.Abort()
-		return nil, msg.Err(fallback, ": opening the layered child's root: ", err.Error())
+		return nil, msg.Err(ErrLayerUnavailable, ": opening the layered child's root: ", err.Error())
 	}
 	return c, nil
 }
@@ -359,10 +331,7 @@ func (c *layered) waitOnly(ws *syscall.WaitStatus) error {
 func (c *layered) Run(h *Handoff) (syscall.WaitStatus, error) {
 	if err := c.send(h); err != nil {
 		c.Abort()
-		return 0, msg.Err(c.fallback, ": handing the plan to the child: ", err.Error())
-	}
-	if h.Supervise {
-		c.supervise(h) // or the child stopped before it had a listener: it says why on the sync pipe
+		return 0, msg.Err(ErrLayerUnavailable, ": handing the plan to the layered child: ", err.Error())
 	}
 	// The child says execMark just before its execve, then EOF follows (close-on-exec); anything else means it
 	// stopped before the command ran: a message, or nothing at all if it died. An init says execMark once the
@@ -380,7 +349,7 @@ func (c *layered) Run(h *Handoff) (syscall.WaitStatus, error) {
 		if len(said) > 0 && said[0] == execMark { // its execve failed: the message follows the mark
 			said = said[1:]
 		}
-		return 0, childError(said, ws, c.fallback)
+		return 0, childError(said, ws)
 	}
 	if c.reportFD >= 0 {
 		unix.Close(c.reportFD) // the child wrote the report; a reader sees EOF when the command closes it
@@ -417,51 +386,6 @@ func (c *layered) Run(h *Handoff) (syscall.WaitStatus, error) {
 	}
 	c.close()
 	return ws, err
-}
-
-// supervise receives the child's seccomp listener on the handoff socket and answers its notifications from
-// here on, on a thread of its own, for the writable roots of h (package supervisor).
-func (c *layered) supervise(h *Handoff) {
-	listener, ok := recvFD(c.sock)
-	if !ok {
-		return
-	}
-	var roots []supervisor.Root
-	for i, r := range h.Rules {
-		if !r.Writable {
-			continue
-		}
-		if root, err := supervisor.RootOf(h.fds[i]); err == nil {
-			roots = append(roots, root)
-		}
-	}
-	go supervisor.New(listener, roots).Serve()
-}
-
-// recvFD receives one descriptor (SCM_RIGHTS, close-on-exec) on sock; false at EOF or on failure.
-func recvFD(sock int) (int, bool) {
-	b, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(4))
-	for {
-		_, oobn, _, _, err := unix.Recvmsg(sock, b, oob, unix.MSG_CMSG_CLOEXEC)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil || oobn == 0 {
-			return -1, false
-		}
-		cmsgs, err := unix.ParseSocketControlMessage(oob[:oobn])
-		if err != nil || len(cmsgs) != 1 {
-			return -1, false
-		}
-		fds, err := unix.ParseUnixRights(&cmsgs[0])
-		if err != nil || len(fds) != 1 {
-			for _, fd := range fds {
-				unix.Close(fd)
-			}
-			return -1, false
-		}
-		return fds[0], true
-	}
 }
 
 // readMark reads the first byte an init says, or everything up to EOF if that is not execMark.
@@ -573,10 +497,9 @@ func wait(pid int, ws *syscall.WaitStatus) error {
 	}
 }
 
-// childError is what a child that stopped before execve said: a refusal, an exec failure, or a strategy that
-// could not be had (wrapping fallback, ErrLayerUnavailable or ErrSupervisorUnavailable, so the caller falls
-// back).
-func childError(said []byte, ws syscall.WaitStatus, fallback error) error {
+// childError is what a child that stopped before execve said: a refusal, an exec failure, or a layer that could
+// not be built (ErrLayerUnavailable, so the caller falls back).
+func childError(said []byte, ws syscall.WaitStatus) error {
 	m, err := unmarshalSync(said)
 	switch {
 	case len(said) == 0:
@@ -584,7 +507,7 @@ func childError(said []byte, ws syscall.WaitStatus, fallback error) error {
 	case err != nil:
 		return report.Refuse(report.Internal, "the layered child said ", msg.Quoted(said), " (", waitText(ws), ")")
 	case m.Layer:
-		return msg.Err(fallback, ": ", strings.TrimPrefix(m.Error, fallback.Error()+": "))
+		return msg.Err(ErrLayerUnavailable, ": ", strings.TrimPrefix(m.Error, ErrLayerUnavailable.Error()+": "))
 	case m.Exec != 0:
 		return &ExecError{Status: m.Exec, Reason: m.Reason, Err: errors.New(m.Error)}
 	}
@@ -609,7 +532,7 @@ func RunChild(s System) error {
 	var m syncMsg
 	var ee *ExecError
 	switch {
-	case errors.Is(err, ErrLayerUnavailable), errors.Is(err, ErrSupervisorUnavailable):
+	case errors.Is(err, ErrLayerUnavailable):
 		m.Layer = true
 	case errors.As(err, &ee):
 		m.Exec, m.Reason = ee.Status, ee.reason()
@@ -640,24 +563,9 @@ func waitText(ws syscall.WaitStatus) string {
 }
 
 func runChild(s System) error {
-	// The handoff socket is read (and closed) by receive; a supervised child answers on it afterwards.
-	back, err := unix.FcntlInt(handoffFD, unix.F_DUPFD_CLOEXEC, 0)
-	if err != nil {
-		return report.Refuse(report.Internal, "the handoff: ", err.Error())
-	}
-	defer unix.Close(back)
 	h, fds, err := receive()
 	if err != nil {
 		return report.Refuse(report.Internal, "the handoff: ", err.Error())
-	}
-	if h.Supervise {
-		rules := make([]landlock.Rule, len(h.Rules))
-		for i, r := range h.Rules {
-			rules[i] = landlock.Rule{Path: r.Path, FD: fds[i], Dir: r.Dir}
-		}
-		last := h.final(rules)
-		last.listen = func(listener int) error { return sendFD(back, listener) }
-		return last.confineAndExec(s)
 	}
 	rules := make([]landlock.Rule, len(h.Rules))
 	var writable []*pathfd.Root
@@ -688,41 +596,20 @@ func runChild(s System) error {
 	if shm >= 0 {
 		rules[shm].FD = m.Shm
 	}
-	return h.final(rules).confineAndExec(s)
-}
-
-// final is the last step as a child runs it, on rules. A root child (below ABI 6, in a PID namespace but no
-// user namespace; or supervised) is real root: its command's capabilities are cut as in place. A user's
-// layered child is root only in its own user namespace, which it keeps the caller's uid in, so euid is not 0
-// there.
-func (h *Handoff) final(rules []landlock.Rule) *final {
-	return &final{init: h.Init, root: os.Geteuid() == 0, handled: h.Handled, scoped: h.Scoped, rules: rules,
-		prog: h.Filter, path: h.Path, argv: h.Argv, env: h.Env, reportJSON: h.Report, reportFD: h.ReportFD,
-		reportName: h.ReportName, warn: h.Warn, beforeExec: func() error { return writeAll(syncFD, []byte{execMark}) }}
-}
-
-// sendFD sends fd on sock (SCM_RIGHTS), with one byte, and closes it here.
-func sendFD(sock, fd int) error {
-	defer unix.Close(fd)
-	for {
-		err := unix.Sendmsg(sock, []byte{0}, unix.UnixRights(fd), nil, 0)
-		if err != unix.EINTR {
-			return err
-		}
-	}
+	// A root layered child (below ABI 6, in a PID namespace but no user namespace) is real root: its command's
+	// capabilities are cut as in place. A user's child is root only in its own user namespace, which it keeps
+	// the caller's uid in, so euid is not 0 there.
+	last := &final{init: h.Init, root: os.Geteuid() == 0, handled: h.Handled, scoped: h.Scoped, rules: rules, prog: h.Filter, path: h.Path, argv: h.Argv, env: h.Env,
+		reportJSON: h.Report, reportFD: h.ReportFD, reportName: h.ReportName, warn: h.Warn,
+		beforeExec: func() error { return writeAll(syncFD, []byte{execMark}) }}
+	return last.confineAndExec(s)
 }
 
 // checkLayerChild verifies that this process is a layered child of confine: its mount namespace is new, and
 // the one named in layerEnv is its parent's.
 func checkLayerChild() error {
 	parentNS := os.Getenv(layerEnv)
-	os.Unsetenv(layerEnv)          // the command never sees it
-	if parentNS == supervisedEnv { // no namespace, so nothing to mount: only the descriptors must be ours
-		if !isFileType(handoffFD, unix.S_IFSOCK) || !isFileType(syncFD, unix.S_IFIFO) {
-			return msg.Err(layerEnv, " is set, but this is not a supervised child of confine")
-		}
-		return nil
-	}
+	os.Unsetenv(layerEnv) // the command never sees it
 	own, _ := os.Readlink("/proc/self/ns/mnt")
 	ppidNS, _ := os.Readlink("/proc/" + strconv.Itoa(os.Getppid()) + "/ns/mnt")
 	// As root the parent's namespace is readable and must be the one named: a forged variable in the host's
@@ -744,23 +631,40 @@ func isFileType(fd int, typ uint32) bool {
 	return unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == typ
 }
 
-// runInit runs the command as the only child of this process, the init of a new PID namespace, from the
-// confined thread (so the command inherits its Landlock domain and seccomp filter), and stays as its init:
-// it forwards the signals the parent forwards, reaps orphans, and once the command has ended says its wait
-// status on the sync pipe and exits, which ends every process left in the namespace (a PID namespace dies
-// with its init). The command sees no process outside, so it can signal none, below Landlock ABI 6's scope.
-// It returns only if the command could not be executed, after recording why on reportFD (if >= 0).
+// runInit runs the command as the only child of this process, the init of a new PID namespace (runCommand),
+// and stays as its init: once the command has ended it says its wait status on the sync pipe and exits, which
+// ends every process left in the namespace (a PID namespace dies with its init). The command sees no process
+// outside, so it can signal none, below Landlock ABI 6's scope. It returns only if the command could not be
+// executed, after recording why on reportFD (if >= 0).
 func runInit(path string, argv, env []string, reportFD int) error {
+	ws, err := runCommand(path, argv, env, reportFD, func() { writeAll(syncFD, []byte{execMark}) })
+	if err != nil {
+		return err
+	}
+	writeAll(syncFD, binary.LittleEndian.AppendUint32(nil, uint32(ws)))
+	os.Exit(0)
+	return nil
+}
+
+// runCommand runs the command as a child of this process from the confined thread (so that it inherits the
+// thread's Landlock domain and seccomp filter: a child is cloned from the calling thread), calls ran once it
+// runs, forwards the signals the parent would, and reaps every child (orphans of the command included) until
+// the command has ended, whose wait status it returns. If the command cannot be executed it returns the
+// *ExecError, after recording why on reportFD (if >= 0).
+func runCommand(path string, argv, env []string, reportFD int, ran func()) (syscall.WaitStatus, error) {
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwarded...)
+	defer signal.Stop(sigs)
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: env, Files: []uintptr{0, 1, 2}})
 	if err != nil {
-		return execFailed(path, argv, err, reportFD)
+		return 0, execFailed(path, argv, err, reportFD)
 	}
 	if reportFD >= 0 {
-		unix.Close(reportFD) // the command runs: a reader of the report sees EOF once the parent closes its copy
+		unix.Close(reportFD) // the command runs: a reader of the report sees EOF once the command closes its copy
 	}
-	writeAll(syncFD, []byte{execMark})
+	if ran != nil {
+		ran()
+	}
 	go func() {
 		for s := range sigs {
 			unix.Kill(pid, s.(syscall.Signal))
@@ -770,10 +674,7 @@ func runInit(path string, argv, env []string, reportFD int) error {
 	for {
 		got, err := syscall.Wait4(-1, &ws, 0, nil)
 		if got == pid || (err != nil && err != syscall.EINTR) {
-			break
+			return ws, nil
 		}
 	}
-	writeAll(syncFD, binary.LittleEndian.AppendUint32(nil, uint32(ws)))
-	os.Exit(0)
-	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/confine-dev/confine/sandbox/pathfd"
 	"github.com/confine-dev/confine/sandbox/report"
 	"github.com/confine-dev/confine/sandbox/seccomp"
+	"github.com/confine-dev/confine/sandbox/supervisor"
 )
 
 // A plan is everything decided before anything is restricted. The first process makes it once; a layered
@@ -78,6 +79,17 @@ func (p *plan) dropShm() {
 	p.shm = -1
 	p.notes = append(p.notes, "no mount layer, so no private /dev/shm: the host's stays read-only, and POSIX "+
 		"shared memory and semaphores (shm_open, sem_open, Python's multiprocessing locks) fail")
+}
+
+// supervisedRoots are the writable roots as the supervisor compares them (the mount layer's writable set).
+func (p *plan) supervisedRoots() []supervisor.Root {
+	var roots []supervisor.Root
+	for _, r := range p.writable {
+		if root, err := supervisor.RootOf(r.FD); err == nil {
+			roots = append(roots, root)
+		}
+	}
+	return roots
 }
 
 func (p *plan) close() {

@@ -12,6 +12,7 @@ import (
 	"github.com/confine-dev/confine/sandbox/landlock"
 	"github.com/confine-dev/confine/sandbox/pathfd"
 	"github.com/confine-dev/confine/sandbox/report"
+	"github.com/confine-dev/confine/sandbox/supervisor"
 )
 
 // Exit statuses, after env(1) and timeout(1).
@@ -141,24 +142,33 @@ func Run(cfg Config, f Facts, s System) error {
 		}
 	}
 	metadata := MetadataMountLayer
+	runtime.LockOSThread() // the Landlock domain and the seccomp filter are this thread's, until execve
 	if why != nil {
 		metadata = MetadataSeccomp
 		p.dropShm() // no private tmpfs: the host's /dev/shm stays read-only
-		// Without the layer, a supervised child: this process stays as the supervisor of its metadata changes.
-		child, err := s.StartSupervised(cfg.ReportFD)
-		if err == nil {
-			err = p.runChild(child, MetadataSupervisor, why, cfg.ReportFD)
-			if !errors.Is(err, ErrSupervisorUnavailable) {
-				return finish(err)
-			}
+		// Without the layer, this process stays as the supervisor of the command's metadata changes, if its
+		// filter can have a listener. The listener is asked for first, before anything else confines this
+		// thread, so that where there is none (EBUSY under another supervisor) nothing is undone.
+		prog, err := p.guard(MetadataSupervisor, why)
+		if err != nil {
+			return refuse(err)
 		}
-		p.notes = append(p.notes, err.Error())
+		err = unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) // a filter needs it (Landlock sets it too)
+		listener := -1
+		if err == nil {
+			listener, err = s.SetSeccompListener(prog)
+		}
+		if err == nil {
+			last := p.final(nil, cfg.ReportFD) // the filter is in place
+			last.supervisor = supervisor.New(listener, p.supervisedRoots())
+			return finish(last.confineAndExec(s))
+		}
+		p.notes = append(p.notes, msg.Str(ErrSupervisorUnavailable, ": seccomp(SET_MODE_FILTER, NEW_LISTENER): ", err))
 	}
 	prog, err := p.guard(metadata, why)
 	if err != nil {
 		return refuse(err)
 	}
-	runtime.LockOSThread() // the Landlock domain and the seccomp filter are this thread's, until execve
 	last := p.final(prog, cfg.ReportFD)
 	err = last.confineAndExec(s)
 	if last.reported {
@@ -177,9 +187,7 @@ func (p *plan) runChild(child LayeredChild, metadata Metadata, why error, report
 		child.Abort()
 		return err
 	}
-	h := p.handoff(prog, reportFD)
-	h.Supervise = metadata == MetadataSupervisor
-	status, err := child.Run(h)
+	status, err := child.Run(p.handoff(prog, reportFD))
 	if err != nil {
 		return err
 	}
@@ -201,11 +209,11 @@ type final struct {
 	rep        *report.Report // the report, made final here; or, in a layered child, nil and
 	reportJSON []byte         // the report as the parent made it final
 	reportFD   int
-	reportName int                      // the caller's number for reportFD, for messages
-	beforeExec func() error             // the last step before execve, if any
-	listen     func(listener int) error // installs the filter with a listener and hands it to the supervisor, if set
-	warn       string                   // a warning for stderr, printed just before execve (confine: warning: ...), or ""
-	reported   bool                     // the report was written: a later failure is not reported again, but an exec failure is recorded after it
+	reportName int                    // the caller's number for reportFD, for messages
+	beforeExec func() error           // the last step before execve, if any
+	supervisor *supervisor.Supervisor // if set, the filter (with its listener) is in place: run the command as a child and supervise it
+	warn       string                 // a warning for stderr, printed just before execve (confine: warning: ...), or ""
+	reported   bool                   // the report was written: a later failure is not reported again, but an exec failure is recorded after it
 }
 
 func (p *plan) final(prog []unix.SockFilter, reportFD int) *final {
@@ -232,16 +240,10 @@ func (c *final) confineAndExec(s System) error {
 	if err := isolate(); err != nil {
 		return report.Refuse(report.Internal, err.Error())
 	}
-	if c.listen != nil {
-		listener, err := s.SetSeccompListener(c.prog)
-		if err != nil {
-			return msg.Err(ErrSupervisorUnavailable, ": seccomp(SET_MODE_FILTER, NEW_LISTENER): ", err.Error())
+	if c.prog != nil {
+		if err := s.SetSeccomp(c.prog); err != nil {
+			return report.Refuse(report.Seccomp, "seccomp(SET_MODE_FILTER): ", err.Error())
 		}
-		if err := c.listen(listener); err != nil {
-			return msg.Err(ErrSupervisorUnavailable, ": sending the listener: ", err.Error())
-		}
-	} else if err := s.SetSeccomp(c.prog); err != nil {
-		return report.Refuse(report.Seccomp, "seccomp(SET_MODE_FILTER): ", err.Error())
 	}
 	// From here on the thread is confined; a failure still runs nothing.
 	if c.rep != nil && c.reportFD >= 0 {
@@ -264,12 +266,31 @@ func (c *final) confineAndExec(s System) error {
 	if c.init {
 		return runInit(c.path, c.argv, c.env, c.reportFD)
 	}
+	if c.supervisor != nil {
+		return c.supervise()
+	}
 	if c.beforeExec != nil {
 		if err := c.beforeExec(); err != nil {
 			return report.Refuse(report.Internal, "telling the parent: ", err.Error())
 		}
 	}
 	return execFailed(c.path, c.argv, s.Exec(c.path, c.argv, c.env), c.reportFD)
+}
+
+// supervise runs the command as a child of this process and answers its filter's notifications from another
+// thread (package supervisor), until the command ends: a *ChildExit, or the *ExecError if it could not be
+// executed. This process becomes a child subreaper (PR_SET_CHILD_SUBREAPER, 3.4), so that the command's orphans
+// stay its descendants, whose memory it may read where Yama's ptrace_scope is 1.
+func (c *final) supervise() error {
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return report.Refuse(report.Internal, "prctl(PR_SET_CHILD_SUBREAPER): ", err.Error())
+	}
+	go c.supervisor.Serve()
+	status, err := runCommand(c.path, c.argv, c.env, c.reportFD, nil)
+	if err != nil {
+		return err
+	}
+	return &ChildExit{Status: status}
 }
 
 // writeReport writes a marshalled report to fd (if >= 0) and closes fd, so the command does not inherit it.

@@ -36,9 +36,6 @@ type Layer interface {
 	// namespace too, where it stays as the command's init. reportFD (or -1) is passed to it. Errors wrap
 	// ErrLayerUnavailable.
 	StartLayered(reportFD int, pidNS bool) (LayeredChild, error)
-	// StartSupervised starts a supervised child (child.go): no namespace; this process supervises its
-	// metadata changes. Errors wrap ErrSupervisorUnavailable.
-	StartSupervised(reportFD int) (LayeredChild, error)
 	// LayerAvailable says whether the layer's namespaces can be made here (for probe).
 	LayerAvailable() error
 	// SupervisorAvailable says whether a seccomp listener can be had here (for probe); errors wrap
@@ -53,10 +50,9 @@ func (Host) SetSeccomp(prog []unix.SockFilter) error { return seccomp.Install(pr
 func (Host) SetSeccompListener(prog []unix.SockFilter) (int, error) {
 	return seccomp.InstallListener(prog)
 }
-func (Host) StartSupervised(reportFD int) (LayeredChild, error) { return startSupervised(reportFD) }
-func (Host) LimitRootCaps() error                               { return limitRootCaps() }
-func (Host) Exec(path string, argv, env []string) error         { return unix.Exec(path, argv, env) }
-func (Host) UnshareMountNS() error                              { return unix.Unshare(layerNamespaces) }
+func (Host) LimitRootCaps() error                       { return limitRootCaps() }
+func (Host) Exec(path string, argv, env []string) error { return unix.Exec(path, argv, env) }
+func (Host) UnshareMountNS() error                      { return unix.Unshare(layerNamespaces) }
 func (Host) BuildMountLayer(roots []*pathfd.Root, priv Private) (Mounted, bool, error) {
 	return buildMountLayer(roots, priv)
 }

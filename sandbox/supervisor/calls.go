@@ -223,17 +223,22 @@ func timevals(pid int, addr uint64) (changeFunc, unix.Errno) {
 	return setTimes(&[2]unix.Timespec{unix.NsecToTimespec(unix.TimevalToNsec(tv[0])), unix.NsecToTimespec(unix.TimevalToNsec(tv[1]))}), 0
 }
 
-// readMem reads len(buf) bytes at addr in pid's memory (process_vm_readv, 3.2); short or failed is EFAULT.
+// readMem reads len(buf) bytes at addr in pid's memory (process_vm_readv, 3.2). An address the command cannot
+// read is EFAULT, as for the call itself; a process whose memory we may not read (it made itself
+// non-dumpable; Yama's ptrace_scope) is EPERM: the change is refused.
 func readMem(pid int, addr uint64, buf []byte) unix.Errno {
 	if len(buf) == 0 {
 		return 0
 	}
 	n, err := unix.ProcessVMReadv(pid, []unix.Iovec{{Base: &buf[0], Len: uint64(len(buf))}},
 		[]unix.RemoteIovec{{Base: uintptr(addr), Len: len(buf)}}, 0)
-	if err != nil || n != len(buf) {
+	switch {
+	case err == nil && n == len(buf):
+		return 0
+	case err == nil || err == unix.EFAULT:
 		return unix.EFAULT
 	}
-	return 0
+	return unix.EPERM
 }
 
 // readString reads a NUL-terminated string of at most max bytes (with its NUL) at addr, a page at a time, so

@@ -110,7 +110,7 @@ type fake struct {
 	release                         string
 	interop                         launch.Interop
 	noLayer                         bool
-	noSupervisor                    bool   // the supervised child cannot be started
+	noSupervisor                    bool   // no seccomp listener can be had (EBUSY)
 	hostDeniesKeyctl                bool   // a filter like Docker's default profile answers keyctl with EPERM
 	listenErr                       error  // the supervised child's seccomp listener fails (as EBUSY under another supervisor)
 	swap                            string // a root to swap for a symlink to swap+".outside" once it was opened
@@ -196,15 +196,12 @@ func (f *fake) SetSeccomp(prog []unix.SockFilter) error {
 	}
 	return f.Host.SetSeccomp(prog)
 }
-func (f *fake) StartSupervised(reportFD int) (launch.LayeredChild, error) {
-	if f.noSupervisor {
-		return nil, fmt.Errorf("%w: off in this test", launch.ErrSupervisorUnavailable)
-	}
-	return f.Host.StartSupervised(reportFD)
-}
 func (f *fake) SetSeccompListener(prog []unix.SockFilter) (int, error) {
-	if f.listenErr != nil {
+	switch {
+	case f.listenErr != nil:
 		return -1, f.listenErr
+	case f.noSupervisor:
+		return -1, unix.EBUSY
 	}
 	return f.Host.SetSeccompListener(prog)
 }
