@@ -23,66 +23,37 @@ import (
 // Toolchains is the profile that grants every other one.
 const Toolchains = "toolchains"
 
-// A candidate is one place a tool looks: the variable's value (XDG_* ignored unless absolute, as the XDG Base
-// Directory spec says; GOPATH's first entry) plus sub. The first candidate whose variable is set wins.
-type candidate struct{ v, sub string }
-
-// table: each profile's directories, each a list of candidates, HOME last. Sources are on each line. (A slice,
-// not a map: a map literal's init code costs 4 KB.)
-var table = []struct {
-	name string
-	dirs [][]candidate
-}{
-	// https://docs.npmjs.com/cli/v10/using-npm/config#cache (default ~/.npm; logs and _cacache beneath).
-	// npm reads npm_config_* from the environment case-insensitively.
-	{"npm", [][]candidate{{{"npm_config_cache", ""}, {"NPM_CONFIG_CACHE", ""}, {"HOME", "/.npm"}}}},
-	// https://pip.pypa.io/en/stable/topics/caching/ (Linux: $XDG_CACHE_HOME/pip, else ~/.cache/pip).
-	{"pip", [][]candidate{{{"PIP_CACHE_DIR", ""}, {"XDG_CACHE_HOME", "/pip"}, {"HOME", "/.cache/pip"}}}},
-	// https://doc.rust-lang.org/cargo/guide/cargo-home.html: cargo takes locks (.package-cache) and a database
-	// (.global-cache) in CARGO_HOME itself, so all of it is granted, bin/ and config.toml included.
-	{"cargo", [][]candidate{{{"CARGO_HOME", ""}, {"HOME", "/.cargo"}}}},
-	// go help cache, go help gopath, https://go.dev/ref/mod#module-cache; os.UserCacheDir for the XDG default.
-	// GOCACHE=off means no build cache. Telemetry (os.UserConfigDir()/go/telemetry) is not granted: the go
-	// command goes on without it.
-	{"go", [][]candidate{
-		{{"GOCACHE", ""}, {"XDG_CACHE_HOME", "/go-build"}, {"HOME", "/.cache/go-build"}},
-		{{"GOMODCACHE", ""}, {"GOPATH", "/pkg/mod"}, {"HOME", "/go/pkg/mod"}},
-	}},
-	// https://docs.gradle.org/current/userguide/directory_layout.html: the user home's caches, daemon
-	// registry, downloaded JDKs, native libraries and wrapper distributions; not init.d or
-	// gradle.properties, which later builds run and read.
-	{"gradle", [][]candidate{
-		{{"GRADLE_USER_HOME", "/caches"}, {"HOME", "/.gradle/caches"}},
-		{{"GRADLE_USER_HOME", "/daemon"}, {"HOME", "/.gradle/daemon"}},
-		{{"GRADLE_USER_HOME", "/jdks"}, {"HOME", "/.gradle/jdks"}},
-		{{"GRADLE_USER_HOME", "/native"}, {"HOME", "/.gradle/native"}},
-		{{"GRADLE_USER_HOME", "/wrapper"}, {"HOME", "/.gradle/wrapper"}},
-	}},
-	// https://maven.apache.org/settings.html (localRepository, default ${user.home}/.m2/repository; a
-	// -Dmaven.repo.local in MAVEN_OPTS is not read); the Maven Wrapper's MAVEN_USER_HOME (default ~/.m2)/wrapper.
-	{"maven", [][]candidate{
-		{{"HOME", "/.m2/repository"}},
-		{{"MAVEN_USER_HOME", "/wrapper"}, {"HOME", "/.m2/wrapper"}},
-	}},
-	// Yarn 1: https://classic.yarnpkg.com/en/docs/cli/cache (YARN_CACHE_FOLDER, default ~/.cache/yarn);
-	// Yarn 2+: https://yarnpkg.com/configuration/yarnrc#globalFolder (YARN_GLOBAL_FOLDER, default ~/.yarn/berry,
-	// the global cache beneath).
-	{"yarn", [][]candidate{
-		{{"YARN_CACHE_FOLDER", ""}, {"XDG_CACHE_HOME", "/yarn"}, {"HOME", "/.cache/yarn"}},
-		{{"YARN_GLOBAL_FOLDER", ""}, {"HOME", "/.yarn/berry"}},
-	}},
-	// https://pnpm.io/npmrc#store-dir, #cache-dir, #state-dir. PNPM_HOME itself holds global binaries (on
-	// PATH): only its store/ is granted.
-	{"pnpm", [][]candidate{
-		{{"npm_config_store_dir", ""}, {"PNPM_HOME", "/store"}, {"XDG_DATA_HOME", "/pnpm/store"}, {"HOME", "/.local/share/pnpm/store"}},
-		{{"npm_config_cache_dir", ""}, {"XDG_CACHE_HOME", "/pnpm"}, {"HOME", "/.cache/pnpm"}},
-		{{"npm_config_state_dir", ""}, {"XDG_STATE_HOME", "/pnpm"}, {"HOME", "/.local/state/pnpm"}},
-	}},
-	// https://git-scm.com/docs/git-config#FILES. git writes a config file through FILE.lock in the same
-	// directory, renamed over it, so a file alone cannot be granted: GIT_CONFIG_GLOBAL's directory, else
-	// $XDG_CONFIG_HOME/git (~/.config/git). ~/.gitconfig would need $HOME: see Prepare.
-	{"git-global", [][]candidate{{{"GIT_CONFIG_GLOBAL", "/.."}, {"XDG_CONFIG_HOME", "/git"}, {"HOME", "/.config/git"}}}},
-}
+// spec: one profile a line, "NAME DIR;DIR...", each directory a list of candidates "VARIABLE[/SUB]": the
+// variable's value (XDG_* ignored unless absolute, as the XDG Base Directory spec says; GOPATH's first entry)
+// plus SUB, the first set one winning, HOME's last. (A string, not a table of structs: 2 KB smaller.) Sources:
+//   - npm: https://docs.npmjs.com/cli/v10/using-npm/config#cache (default ~/.npm; _cacache and _logs beneath);
+//     npm reads npm_config_* case-insensitively.
+//   - pip: https://pip.pypa.io/en/stable/topics/caching/ (Linux: $XDG_CACHE_HOME/pip, else ~/.cache/pip).
+//   - cargo: https://doc.rust-lang.org/cargo/guide/cargo-home.html. cargo takes locks (.package-cache) and a
+//     database (.global-cache) in CARGO_HOME itself, so all of it is granted, bin/ and config.toml included.
+//   - go: go help cache, go help gopath, https://go.dev/ref/mod#module-cache, os.UserCacheDir. GOCACHE=off is
+//     no build cache. Telemetry (os.UserConfigDir()/go/telemetry) is not granted: the go command goes on without.
+//   - gradle: https://docs.gradle.org/current/userguide/directory_layout.html: the user home's caches, daemon
+//     registry, JDKs, native libraries and wrapper distributions; not init.d or gradle.properties, which later
+//     builds run and read.
+//   - maven: https://maven.apache.org/settings.html (localRepository, ${user.home}/.m2/repository; a
+//     -Dmaven.repo.local in MAVEN_OPTS is not read); the Maven Wrapper's MAVEN_USER_HOME (~/.m2)/wrapper.
+//   - yarn: Yarn 1 https://classic.yarnpkg.com/en/docs/cli/cache (YARN_CACHE_FOLDER, ~/.cache/yarn); Yarn 2+
+//     https://yarnpkg.com/configuration/yarnrc#globalFolder (YARN_GLOBAL_FOLDER, ~/.yarn/berry).
+//   - pnpm: https://pnpm.io/npmrc#store-dir, #cache-dir, #state-dir. PNPM_HOME itself holds global binaries
+//     (on PATH): only its store/ is granted.
+//   - git-global: https://git-scm.com/docs/git-config#FILES. git writes a config file through FILE.lock in
+//     the same directory, renamed over it, so a file alone cannot be granted: GIT_CONFIG_GLOBAL's directory,
+//     else $XDG_CONFIG_HOME/git. ~/.gitconfig would need $HOME: see Prepare.
+const spec = `npm npm_config_cache NPM_CONFIG_CACHE HOME/.npm
+pip PIP_CACHE_DIR XDG_CACHE_HOME/pip HOME/.cache/pip
+cargo CARGO_HOME HOME/.cargo
+go GOCACHE XDG_CACHE_HOME/go-build HOME/.cache/go-build;GOMODCACHE GOPATH/pkg/mod HOME/go/pkg/mod
+gradle GRADLE_USER_HOME/caches HOME/.gradle/caches;GRADLE_USER_HOME/daemon HOME/.gradle/daemon;GRADLE_USER_HOME/jdks HOME/.gradle/jdks;GRADLE_USER_HOME/native HOME/.gradle/native;GRADLE_USER_HOME/wrapper HOME/.gradle/wrapper
+maven HOME/.m2/repository;MAVEN_USER_HOME/wrapper HOME/.m2/wrapper
+yarn YARN_CACHE_FOLDER XDG_CACHE_HOME/yarn HOME/.cache/yarn;YARN_GLOBAL_FOLDER HOME/.yarn/berry
+pnpm npm_config_store_dir PNPM_HOME/store XDG_DATA_HOME/pnpm/store HOME/.local/share/pnpm/store;npm_config_cache_dir XDG_CACHE_HOME/pnpm HOME/.cache/pnpm;npm_config_state_dir XDG_STATE_HOME/pnpm HOME/.local/state/pnpm
+git-global GIT_CONFIG_GLOBAL/.. XDG_CONFIG_HOME/git HOME/.config/git`
 
 // Grant is one directory a profile makes writable.
 type Grant struct {
@@ -95,36 +66,27 @@ type Grant struct {
 }
 
 // Names lists the profiles, comma-separated, Toolchains last.
-func Names() string {
-	var b []byte
-	for _, p := range table {
-		b = append(append(b, p.name...), ',')
-	}
-	return string(b) + Toolchains
-}
+const Names = "npm,pip,cargo,go,gradle,maven,yarn,pnpm,git-global," + Toolchains
 
 // Known says whether name is a profile.
 func Known(name string) bool {
-	for _, p := range table {
-		if p.name == name {
-			return true
-		}
-	}
-	return name == Toolchains
+	return name != "" && !strings.Contains(name, ",") && strings.Contains(","+Names+",", ","+name+",")
 }
 
-// Resolve returns the directories of the named profiles (Known names; Toolchains stands for every profile), in profile
-// order, each once, read from getenv. The error is a bad-root *report.Refusal naming the profile and variable.
+// Resolve returns the directories of the named profiles (Known names; Toolchains stands for every profile),
+// in profile order, each once, read from getenv. The error is a bad-root *report.Refusal naming the profile
+// and variable.
 func Resolve(names []string, getenv func(string) string) ([]Grant, error) {
 	all := slices.Contains(names, Toolchains)
 	var out []Grant
-	for _, p := range table {
-		explicit := slices.Contains(names, p.name)
+	for _, line := range strings.Split(spec, "\n") {
+		name, dirs, _ := strings.Cut(line, " ")
+		explicit := slices.Contains(names, name)
 		if !explicit && !all {
 			continue
 		}
-		for _, cands := range p.dirs {
-			g, err := pick(p.name, cands, getenv)
+		for _, cands := range strings.Split(dirs, ";") {
+			g, err := pick(name, strings.Fields(cands), getenv)
 			if err != nil {
 				return nil, err
 			}
@@ -148,9 +110,14 @@ func seen(gs []Grant, path string) bool {
 }
 
 // pick returns the first candidate that is set, checked; an empty Path when the tool has none (GOCACHE=off).
-func pick(name string, cands []candidate, getenv func(string) string) (Grant, error) {
+func pick(name string, cands []string, getenv func(string) string) (Grant, error) {
 	home := getenv("HOME")
-	for _, c := range cands {
+	for _, cand := range cands {
+		var c struct{ v, sub string }
+		c.v, c.sub = cand, ""
+		if i := strings.IndexByte(cand, '/'); i > 0 {
+			c.v, c.sub = cand[:i], cand[i:]
+		}
 		val := getenv(c.v)
 		if c.v == "GOPATH" {
 			val, _, _ = strings.Cut(val, ":")
@@ -173,7 +140,8 @@ func pick(name string, cands []candidate, getenv func(string) string) (Grant, er
 		}
 		return g, check(g, home)
 	}
-	return Grant{}, report.Refuse(report.BadRoot, "--profile ", name, ": HOME is not set, and neither is ", cands[0].v)
+	first, _, _ := strings.Cut(cands[0], "/")
+	return Grant{}, report.Refuse(report.BadRoot, "--profile ", name, ": HOME is not set, and neither is ", first)
 }
 
 // refuse says which profile, variable and value: "--profile npm: npm_config_cache=/root: why".

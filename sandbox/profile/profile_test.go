@@ -125,12 +125,17 @@ func TestRefusals(t *testing.T) {
 }
 
 func TestKnown(t *testing.T) {
-	for _, n := range strings.Split(Names(), ",") {
+	for _, n := range strings.Split(Names, ",") {
 		require.True(t, Known(n), n)
 	}
 	require.False(t, Known("npm,go"))
 	require.False(t, Known(""))
-	require.Equal(t, "npm,pip,cargo,go,gradle,maven,yarn,pnpm,git-global,toolchains", Names())
+	var lines []string
+	for _, l := range strings.Split(spec, "\n") {
+		name, _, _ := strings.Cut(l, " ")
+		lines = append(lines, name)
+	}
+	require.Equal(t, strings.Join(lines, ",")+",toolchains", Names, "Names lists spec's profiles")
 }
 
 func TestPrepare(t *testing.T) {

@@ -194,7 +194,7 @@ func (in *invocation) flag(name, value string, hasValue, fromFile bool) error {
 	case "profile":
 		for _, p := range strings.Split(value, ",") {
 			if !profile.Known(p) {
-				return usageErr("--profile: unknown profile ", msg.Quoted(p), " (known: ", profile.Names(), ")")
+				return usageErr("--profile: unknown profile ", msg.Quoted(p), " (known: ", profile.Names, ")")
 			}
 			if !slices.Contains(in.profiles, p) {
 				in.profiles = append(in.profiles, p)
@@ -232,30 +232,28 @@ func (in *invocation) readConfig() error {
 	return nil
 }
 
-// readFile reads at most maxConfig bytes of path (os.ReadFile links in sync.Map: 10 KB).
+// readFile reads at most maxConfig+1 bytes of path (os.ReadFile links in sync.Map: 10 KB).
 func readFile(path string) ([]byte, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer unix.Close(fd)
-	data := make([]byte, 0, 4096)
-	for {
-		if len(data) > maxConfig {
-			return nil, errors.New("longer than 64 KiB")
-		}
-		n, err := unix.Read(fd, data[len(data):cap(data)])
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil || n == 0 {
-			return data, err
-		}
-		data = data[:len(data)+n]
-		if len(data) == cap(data) {
-			data = append(data, 0)[:len(data)]
-		}
+	data, err := io.ReadAll(io.LimitReader(fdReader(fd), maxConfig+1))
+	if err == nil && len(data) > maxConfig {
+		err = errors.New("longer than 64 KiB")
 	}
+	return data, err
+}
+
+type fdReader int
+
+func (f fdReader) Read(b []byte) (int, error) {
+	n, err := unix.Read(int(f), b)
+	if n == 0 && err == nil {
+		return 0, io.EOF
+	}
+	return max(n, 0), err
 }
 
 // ParseConfig reads a --config file: one flag per line as on the command line (--name, --name value or
