@@ -8,7 +8,10 @@ BENCH_RUNS ?= 40
 BENCH_ROUNDS ?= 7
 BENCH_BASELINE ?=
 
-.PHONY: confine sandbox-test sandbox-fuzz sandbox-bench
+.PHONY: confine sandbox-deps sandbox-test sandbox-fuzz sandbox-bench
+sandbox-deps: ## install npm and python3-pip for the --profile acceptance tests (npm install, pip install)
+	scripts/sandbox-deps.sh
+
 confine: ## build the launcher for the host into out/confine (static, stripped)
 	cd sandbox && CGO_ENABLED=0 go build -trimpath -ldflags='-s -w -buildid=' -o $(CONFINE) ./cmd/confine
 
@@ -18,7 +21,8 @@ sandbox-test: confine ## launcher unit tests and host-kernel integration tests, 
 	cd sandbox && go vet ./... && go vet -tags wsl2 ./... && GOARCH=arm64 go vet ./...
 
 sandbox-fuzz: ## fuzz the flag parser, the report's JSON string encoder and the .git/commondir parsers (FUZZTIME each, default 60s)
-	cd sandbox && go test -run='^$$' -fuzz=FuzzParse -fuzztime=$${FUZZTIME:-60s} ./internal/cli
+	cd sandbox && go test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$${FUZZTIME:-60s} ./internal/cli
+	cd sandbox && go test -run='^$$' -fuzz=FuzzParseConfig -fuzztime=$${FUZZTIME:-60s} ./internal/cli
 	cd sandbox && go test -run='^$$' -fuzz=FuzzAppendString -fuzztime=$${FUZZTIME:-60s} ./report
 	cd sandbox && go test -run='^$$' -fuzz=FuzzParseGitFile -fuzztime=$${FUZZTIME:-60s} ./gitdir
 	cd sandbox && go test -run='^$$' -fuzz=FuzzParseCommonDir -fuzztime=$${FUZZTIME:-60s} ./gitdir
@@ -27,3 +31,4 @@ sandbox-bench: confine ## launch cost paired in one run: confine vs a Go exec fl
 	scripts/bench-launcher.sh $(CONFINE) $(BENCH_RUNS) $(BENCH_ROUNDS) $(BENCH_BASELINE)
 
 TEST_TARGETS += sandbox-test
+DEPS_TARGETS += sandbox-deps

@@ -30,9 +30,11 @@ type Config struct {
 	Backend  Backend
 	ReportFD int // -1 for none
 	TTY      bool
-	Strict   bool     // refuse when any channel (see channels.go) stays open
-	NoGit    bool     // --no-git: grant no git directory found from the worktree
-	Argv     []string // the command and its arguments, non-empty
+	Strict   bool              // refuse when any channel (see channels.go) stays open
+	NoGit    bool              // --no-git: grant no git directory found from the worktree
+	Why      map[string]string // the report rule's reason for an Allow path, e.g. "profile npm: npm_config_cache"
+	Notes    []string          // warnings for the report from before Run, e.g. a profile directory left out
+	Argv     []string          // the command and its arguments, non-empty
 }
 
 // Default writable roots, in every mode. A missing one is a warning, not a refusal: it cannot be written

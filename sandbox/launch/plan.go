@@ -243,8 +243,9 @@ func (p *plan) open(cfg Config, root int) error {
 			}
 			p.shm = len(p.rules)
 		}
-		p.grant(r, "")
+		p.grant(r, cfg.Why[want.path])
 	}
+	p.notes = append(p.notes, cfg.Notes...)
 	if wt != nil && !cfg.NoGit {
 		if err := p.openGit(root, wt); err != nil {
 			return err

@@ -47,3 +47,13 @@ func FuzzAppendString(f *testing.F) {
 		require.Equal(t, string(want), string(appendString(nil, s)))
 	})
 }
+
+func TestSortedNamesOrdersAsEncodingJSON(t *testing.T) {
+	ch := map[string]Channel{}
+	for _, n := range []string{"tty", "abstract-unix", "ipc", "signals", "keyring", "unix-pathname", "setuid", "stdio", "a", "Z"} {
+		ch[n] = Channel{}
+	}
+	require.Equal(t, []string{"Z", "a", "abstract-unix", "ipc", "keyring", "setuid", "signals", "stdio", "tty", "unix-pathname"},
+		SortedNames(ch))
+	require.Empty(t, SortedNames(nil))
+}

@@ -5,6 +5,8 @@ package cli
 import (
 	"errors"
 	"io"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -14,6 +16,7 @@ import (
 	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"github.com/confine-dev/confine/sandbox/launch"
 	"github.com/confine-dev/confine/sandbox/pathfd"
+	"github.com/confine-dev/confine/sandbox/profile"
 	"github.com/confine-dev/confine/sandbox/report"
 )
 
@@ -21,14 +24,17 @@ import (
 var Version = "dev"
 
 // Usage is printed by --help.
-const Usage = `usage: confine [--worktree DIR] [--allow PATH]... [--mode workspace-write|read-only]
-               [--backend auto|landlock|bwrap] [--report-fd N] [--tty] [--strict] [--no-git] -- CMD [ARGS...]
+const Usage = `usage: confine [--worktree DIR] [--allow PATH]... [--profile NAME[,NAME]]... [--config FILE]
+               [--mode workspace-write|read-only] [--backend auto|landlock|bwrap] [--report-fd N] [--tty]
+               [--strict] [--no-git] -- CMD [ARGS...]
        confine probe [--json]
        confine version
 Runs CMD so that it can write only under DIR, the git directories of a linked worktree at DIR (not with
 --no-git), the --allow roots, /tmp and /dev/null (read-only mode: /tmp and /dev/null only). Exit status 125:
 confine refused or failed and nothing ran; 126: CMD could not be executed; 127: CMD was not found; otherwise
 CMD's own status. --strict refuses (125) if any side channel stays open on this host; confine probe lists them.
+--profile grants a tool's cache directories: npm, pip, cargo, go, gradle, maven, yarn, pnpm, git-global, or
+toolchains for all. --config FILE reads flags from FILE, one per line (# comments); the command line wins.
 `
 
 // Kind is what an invocation asks for.
@@ -48,12 +54,11 @@ func usageErr(parts ...any) error { return report.Refuse(report.Usage, parts...)
 // Parse parses args (without the program name). On error the returned Config still carries a valid
 // --report-fd if one appears anywhere before --, so that the refusal can be reported whatever the flag order.
 // Errors are *report.Refusal with reason usage, bad-root or bad-report-fd, one line each.
+// Profiles are resolved from the environment but their directories not yet prepared (see Main): cfg.Allow
+// lacks them.
 func Parse(args []string) (Kind, launch.Config, error) {
-	kind, cfg, err := parse(args)
-	if err != nil && cfg.ReportFD < 0 {
-		cfg.ReportFD = scanReportFD(args)
-	}
-	return kind, cfg, err
+	kind, in, err := parse(args)
+	return kind, in.cfg, err
 }
 
 // scanReportFD finds a well-formed --report-fd among the flags (before --), or returns -1.
@@ -74,84 +79,207 @@ func scanReportFD(args []string) int {
 	return -1
 }
 
-func parse(args []string) (Kind, launch.Config, error) {
-	cfg := launch.Config{ReportFD: -1}
+func parse(args []string) (Kind, *invocation, error) {
+	kind, in, err := parseArgs(args)
+	if err != nil && in.cfg.ReportFD < 0 {
+		in.cfg.ReportFD = scanReportFD(args)
+	}
+	return kind, in, err
+}
+
+func parseArgs(args []string) (Kind, *invocation, error) {
+	in := &invocation{cfg: launch.Config{ReportFD: -1}, seen: map[string]bool{}}
 	if len(args) == 0 {
-		return Run, cfg, usageErr("missing -- and a command (see confine --help)")
+		return Run, in, usageErr("missing -- and a command (see confine --help)")
 	}
 	switch args[0] {
 	case "--help", "-h", "help":
 		if len(args) > 1 {
-			return Help, cfg, usageErr(args[0], " takes no arguments")
+			return Help, in, usageErr(args[0], " takes no arguments")
 		}
-		return Help, cfg, nil
+		return Help, in, nil
 	case "version", "--version":
 		if len(args) > 1 {
-			return PrintVersion, cfg, usageErr(args[0], " takes no arguments")
+			return PrintVersion, in, usageErr(args[0], " takes no arguments")
 		}
-		return PrintVersion, cfg, nil
+		return PrintVersion, in, nil
 	case "probe":
 		switch {
 		case len(args) == 1:
-			return Probe, cfg, nil
+			return Probe, in, nil
 		case len(args) == 2 && args[1] == "--json":
-			return ProbeJSON, cfg, nil
+			return ProbeJSON, in, nil
 		}
-		return Probe, cfg, usageErr("probe takes only --json, got ", msg.Quoted(strings.Join(args[1:], " ")))
+		return Probe, in, usageErr("probe takes only --json, got ", msg.Quoted(strings.Join(args[1:], " ")))
 	}
-	seen := map[string]bool{}
 	for i := 0; i < len(args); i++ {
 		arg := args[i]
 		if arg == "--" {
-			cfg.Argv = args[i+1:]
-			return Run, cfg, finish(&cfg, seen)
+			in.cfg.Argv = args[i+1:]
+			if in.config != "" {
+				if err := in.readConfig(); err != nil {
+					return Run, in, err
+				}
+			}
+			return Run, in, in.finish()
 		}
 		if !strings.HasPrefix(arg, "--") || len(arg) == 2 {
-			return Run, cfg, usageErr("unexpected argument ", msg.Quoted(arg), " before -- (flags are --name, the command follows --)")
+			return Run, in, usageErr("unexpected argument ", msg.Quoted(arg), " before -- (flags are --name, the command follows --)")
 		}
 		name, value, hasValue := strings.Cut(arg[2:], "=")
-		if name == "tty" || name == "strict" || name == "no-git" {
-			if hasValue {
-				return Run, cfg, usageErr("--", name, " takes no value")
-			}
-			if seen[name] {
-				return Run, cfg, usageErr("--", name, " given twice")
-			}
-			seen[name] = true
-			switch name {
-			case "tty":
-				cfg.TTY = true
-			case "strict":
-				cfg.Strict = true
-			default:
-				cfg.NoGit = true
-			}
-			continue
-		}
-		switch name {
-		case "worktree", "allow", "mode", "backend", "report-fd":
-		default:
-			return Run, cfg, usageErr("unknown flag --", name)
-		}
-		if !hasValue {
-			if i+1 >= len(args) || args[i+1] == "--" || strings.HasPrefix(args[i+1], "-") {
-				return Run, cfg, usageErr("--", name, " needs a value")
-			}
+		if !hasValue && !isSwitch(name) && i+1 < len(args) && args[i+1] != "--" && !strings.HasPrefix(args[i+1], "-") {
 			i++
-			value = args[i]
+			value, hasValue = args[i], true
 		}
-		if value == "" {
-			return Run, cfg, usageErr("--", name, " needs a non-empty value")
-		}
-		if seen[name] && name != "allow" {
-			return Run, cfg, usageErr("--", name, " given twice")
-		}
-		seen[name] = true
-		if err := set(&cfg, name, value); err != nil {
-			return Run, cfg, err
+		if err := in.flag(name, value, hasValue, false); err != nil {
+			return Run, in, err
 		}
 	}
-	return Run, cfg, usageErr("missing -- before the command")
+	return Run, in, usageErr("missing -- before the command")
+}
+
+// invocation is a parse in progress: the command line's flags, then the --config file's.
+type invocation struct {
+	cfg      launch.Config
+	seen     map[string]bool // flags given, for "given twice"
+	fromCLI  map[string]bool // single-valued flags the command line gave: the file's are ignored
+	config   string          // --config FILE
+	profiles []string        // --profile names, each once
+	grants   []profile.Grant // their directories, resolved by finish, prepared by Main
+}
+
+func isSwitch(name string) bool { return name == "tty" || name == "strict" || name == "no-git" }
+
+// flag applies one --name[=value]; fromFile: a line of the --config file, where the command line wins.
+func (in *invocation) flag(name, value string, hasValue, fromFile bool) error {
+	if isSwitch(name) {
+		if hasValue {
+			return usageErr("--", name, " takes no value")
+		}
+		if in.seen[name] && !fromFile {
+			return usageErr("--", name, " given twice")
+		}
+		in.seen[name] = true
+		switch name {
+		case "tty":
+			in.cfg.TTY = true
+		case "strict":
+			in.cfg.Strict = true
+		default:
+			in.cfg.NoGit = true
+		}
+		return nil
+	}
+	switch name {
+	case "worktree", "allow", "mode", "backend", "report-fd", "profile", "config":
+	default:
+		return usageErr("unknown flag --", name)
+	}
+	switch {
+	case !hasValue:
+		return usageErr("--", name, " needs a value")
+	case value == "":
+		return usageErr("--", name, " needs a non-empty value")
+	case fromFile && name == "config":
+		return usageErr("--config cannot be given in a --config file")
+	case fromFile && in.fromCLI[name] && name != "allow" && name != "profile":
+		return nil // the command line overrides the file; --allow and --profile add to it
+	case in.seen[name] && name != "allow" && name != "profile":
+		return usageErr("--", name, " given twice")
+	}
+	in.seen[name] = true
+	switch name {
+	case "config":
+		in.config = value
+	case "profile":
+		for _, p := range strings.Split(value, ",") {
+			if !profile.Known(p) {
+				return usageErr("--profile: unknown profile ", msg.Quoted(p), " (known: ", profile.Names, ")")
+			}
+			if !slices.Contains(in.profiles, p) {
+				in.profiles = append(in.profiles, p)
+			}
+		}
+	case "allow":
+		if fromFile && slices.Contains(in.cfg.Allow, value) {
+			return nil
+		}
+		fallthrough
+	default:
+		return set(&in.cfg, name, value)
+	}
+	return nil
+}
+
+// maxConfig bounds the --config file: it is a list of flags.
+const maxConfig = 64 << 10
+
+// readConfig applies the --config file's flags under the command line's. It is read from the path given,
+// never looked for: a file inside the worktree could be rewritten by the command it confines.
+func (in *invocation) readConfig() error {
+	data, err := readFile(in.config)
+	if err != nil {
+		return usageErr("--config ", in.config, ": ", err)
+	}
+	in.fromCLI = map[string]bool{}
+	for name := range in.seen {
+		in.fromCLI[name] = true
+	}
+	err = ParseConfig(data, func(name, value string, hasValue bool) error { return in.flag(name, value, hasValue, true) })
+	if err != nil {
+		return report.Refuse(report.ReasonOf(err), "--config ", in.config, ":", err.Error())
+	}
+	return nil
+}
+
+// readFile reads at most maxConfig+1 bytes of path (os.ReadFile links in sync.Map: 10 KB).
+func readFile(path string) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	data, err := io.ReadAll(io.LimitReader(fdReader(fd), maxConfig+1))
+	if err == nil && len(data) > maxConfig {
+		err = errors.New("longer than 64 KiB")
+	}
+	return data, err
+}
+
+type fdReader int
+
+func (f fdReader) Read(b []byte) (int, error) {
+	n, err := unix.Read(int(f), b)
+	if n == 0 && err == nil {
+		return 0, io.EOF
+	}
+	return max(n, 0), err
+}
+
+// ParseConfig reads a --config file: one flag per line as on the command line (--name, --name value or
+// --name=value; the value is the rest of the line, spaces kept, trailing blanks trimmed), blank lines and lines
+// starting with # ignored. Each flag goes to apply. An error (a line that is not a flag, or apply's) is a
+// *report.Refusal starting with the line number: "3: unknown flag --x".
+func ParseConfig(data []byte, apply func(name, value string, hasValue bool) error) error {
+	for i, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		rest, ok := strings.CutPrefix(line, "--")
+		cut := strings.IndexAny(rest, "= \t")
+		name, value, hasValue := rest, "", cut >= 0
+		if hasValue {
+			name, value = rest[:cut], strings.TrimSpace(rest[cut+1:])
+		}
+		if !ok || name == "" || name[0] == '-' {
+			return usageErr(i+1, ": expected --flag [value], got ", msg.Quoted(line))
+		}
+		if err := apply(name, value, hasValue); err != nil {
+			return report.Refuse(report.ReasonOf(err), i+1, ": ", err.Error())
+		}
+	}
+	return nil
 }
 
 func set(cfg *launch.Config, name, value string) error {
@@ -195,8 +323,10 @@ func set(cfg *launch.Config, name, value string) error {
 	return nil
 }
 
-// finish applies defaults and checks the flags against each other.
-func finish(cfg *launch.Config, seen map[string]bool) error {
+// finish applies defaults, checks the flags against each other and resolves the profiles (from the
+// environment only: Main prepares their directories).
+func (in *invocation) finish() error {
+	cfg := &in.cfg
 	if cfg.Mode == "" {
 		cfg.Mode = launch.WorkspaceWrite
 	}
@@ -218,6 +348,35 @@ func finish(cfg *launch.Config, seen map[string]bool) error {
 			return usageErr("--allow ", a, " repeats --worktree")
 		}
 	}
+	if len(in.profiles) == 0 {
+		return nil
+	}
+	if cfg.Mode == launch.ReadOnly {
+		return usageErr("--profile conflicts with --mode read-only")
+	}
+	var err error
+	in.grants, err = profile.Resolve(in.profiles, getenv)
+	return err
+}
+
+// getenv is the environment profiles are read from (tests replace it).
+var getenv = os.Getenv
+
+// prepare makes the profiles' directories (profile.Prepare) and adds them to cfg.Allow, each with its reason,
+// except one already writable as the worktree or an --allow root.
+func (in *invocation) prepare() error {
+	grants, notes, err := profile.Prepare(in.grants, getenv)
+	if err != nil {
+		return err
+	}
+	cfg := &in.cfg
+	cfg.Why, cfg.Notes = map[string]string{}, notes
+	for _, g := range grants {
+		if g.Path != cfg.Worktree && !slices.Contains(cfg.Allow, g.Path) {
+			cfg.Allow = append(cfg.Allow, g.Path)
+			cfg.Why[g.Path] = g.Reason
+		}
+	}
 	return nil
 }
 
@@ -233,7 +392,11 @@ func Main(args []string, f launch.Facts, s launch.System, stdout, stderr io.Writ
 		}
 		return launch.ExitRefused
 	}
-	kind, cfg, err := Parse(args)
+	kind, in, err := parse(args)
+	if err == nil && len(in.grants) > 0 {
+		err = in.prepare()
+	}
+	cfg := in.cfg
 	if err != nil {
 		fail(stderr, err)
 		if cfg.ReportFD >= 0 && report.ReasonOf(err) != report.BadReportFD {

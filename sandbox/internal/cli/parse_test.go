@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -124,5 +125,80 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		require.True(t, cfg.ReportFD == -1 || cfg.ReportFD >= 3)
+	})
+}
+
+func TestParseProfilesAndConfig(t *testing.T) {
+	old := getenv
+	t.Cleanup(func() { getenv = old })
+	getenv = func(k string) string { return map[string]string{"HOME": "/h", "GOCACHE": "/c/go"}[k] }
+
+	_, in, err := parse(strings.Fields("--worktree /w --profile npm,go --profile npm --profile=toolchains -- x"))
+	require.NoError(t, err)
+	require.Equal(t, []string{"npm", "go", "toolchains"}, in.profiles)
+	require.Equal(t, "/c/go", in.grants[3].Path, "in profile order: npm, pip, cargo, go")
+	require.Equal(t, "profile go: GOCACHE", in.grants[3].Reason)
+	require.True(t, in.grants[3].Explicit)
+	require.False(t, in.grants[1].Explicit, "pip comes from toolchains only")
+	require.Empty(t, in.cfg.Allow, "Main adds them once prepared")
+
+	// --config: the command line's single-valued flags win, --allow and --profile add up, switches set.
+	dir := t.TempDir()
+	cfg := dir + "/c"
+	require.NoError(t, os.WriteFile(cfg, []byte("# x\n--worktree /file\n--mode=read-only\n  --allow /a  \n--profile pip\n--tty\n\n"), 0o644))
+	_, in, err = parse(strings.Fields("--config " + cfg + " --worktree /w --mode workspace-write --allow /b --allow /a -- x"))
+	require.NoError(t, err)
+	require.Equal(t, "/w", in.cfg.Worktree)
+	require.Equal(t, launch.WorkspaceWrite, in.cfg.Mode)
+	require.Equal(t, []string{"/b", "/a"}, in.cfg.Allow)
+	require.Equal(t, []string{"pip"}, in.profiles)
+	require.True(t, in.cfg.TTY)
+	_, in, err = parse(strings.Fields("--config " + cfg + " -- x"))
+	require.ErrorContains(t, err, "--allow conflicts with --mode read-only", "the file's flags apply when the command line has none")
+
+	for content, want := range map[string]string{
+		"--mode read-only\n--mode read-only\n": cfg + ":2: --mode given twice",
+		"--=x\n":                               cfg + ":1: expected --flag [value]",
+		"worktree /w\n":                        cfg + ":1: expected --flag [value]",
+		"---x\n":                               cfg + ":1: expected --flag [value]",
+		"--tty=1\n":                            cfg + ":1: --tty takes no value",
+		"--profile\n":                          cfg + ":1: --profile needs a value",
+		"--profile npm,nope\n":                 cfg + `:1: --profile: unknown profile "nope"`,
+		"--config /x\n":                        cfg + ":1: --config cannot be given in a --config file",
+		"--allow /a/../b\n":                    cfg + ":1: --allow: ",
+		"--":                                   cfg + ":1: expected --flag [value]",
+	} {
+		require.NoError(t, os.WriteFile(cfg, []byte(content), 0o644))
+		_, _, err := Parse(strings.Fields("--config " + cfg + " --worktree /w -- x"))
+		require.ErrorContains(t, err, "--config "+want, "%q", content)
+		require.NotEqual(t, report.Internal, report.ReasonOf(err))
+	}
+	_, _, err = Parse(strings.Fields("--config " + dir + "/missing --worktree /w -- x"))
+	require.ErrorContains(t, err, "no such file")
+	require.NoError(t, os.WriteFile(cfg, []byte(strings.Repeat("#", maxConfig+1)), 0o644))
+	_, _, err = Parse(strings.Fields("--config " + cfg + " --worktree /w -- x"))
+	require.ErrorContains(t, err, "longer than 64 KiB")
+}
+
+// FuzzParseConfig checks that the --config reader never panics, keeps errors on one line with a reason, and
+// hands on only flag names without dashes or '='.
+func FuzzParseConfig(f *testing.F) {
+	for _, s := range []string{"--worktree /w\n--allow=/a\n# c\n\n--tty\n", "--profile npm,go\r\n", "x\n", "--\n", "--a b c\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data string) {
+		err := ParseConfig([]byte(data), func(name, value string, hasValue bool) error {
+			require.NotEmpty(t, name)
+			require.False(t, strings.ContainsAny(name, "= \t\n") || strings.HasPrefix(name, "-"), "name %q", name)
+			require.False(t, !hasValue && value != "")
+			if name == "bad" {
+				return usageErr("bad flag")
+			}
+			return nil
+		})
+		if err != nil {
+			require.NotContains(t, err.Error(), "\n")
+			require.Equal(t, report.Usage, report.ReasonOf(err))
+		}
 	})
 }

@@ -1,0 +1,247 @@
+// Package profile maps toolchain profiles (--profile npm,go,...) to the directories each tool writes outside
+// the worktree: its caches and stores, found from the tool's own environment variables where it has them, else
+// from its documented defaults. Nothing runs the tools (that would cost a launch each) and no configuration
+// file is read (go env -w, .npmrc, pip.conf, gradle.properties): a setting made only there is not seen, and the
+// tool then fails with EROFS or EACCES, never gains a directory.
+//
+// Resolve is lexical and reads only the environment; Prepare touches the filesystem (creates missing
+// directories, resolves symlinks). Both refuse, with the variable's name, a directory that is /, $HOME or
+// above it, or in /proc, /sys or /dev.
+package profile
+
+import (
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/confine-dev/confine/sandbox/report"
+)
+
+// Toolchains is the profile that grants every other one.
+const Toolchains = "toolchains"
+
+// spec: one profile a line, "NAME DIR;DIR...", each directory a list of candidates "VARIABLE[/SUB]": the
+// variable's value (XDG_* ignored unless absolute, as the XDG Base Directory spec says; GOPATH's first entry)
+// plus SUB, the first set one winning, HOME's last. (A string, not a table of structs: 2 KB smaller.) Sources:
+//   - npm: https://docs.npmjs.com/cli/v10/using-npm/config#cache (default ~/.npm; _cacache and _logs beneath);
+//     npm reads npm_config_* case-insensitively.
+//   - pip: https://pip.pypa.io/en/stable/topics/caching/ (Linux: $XDG_CACHE_HOME/pip, else ~/.cache/pip).
+//   - cargo: https://doc.rust-lang.org/cargo/guide/cargo-home.html. cargo takes locks (.package-cache) and a
+//     database (.global-cache) in CARGO_HOME itself, so all of it is granted, bin/ and config.toml included.
+//   - go: go help cache, go help gopath, https://go.dev/ref/mod#module-cache, os.UserCacheDir. GOCACHE=off is
+//     no build cache. Telemetry (os.UserConfigDir()/go/telemetry) is not granted: the go command goes on without.
+//   - gradle: https://docs.gradle.org/current/userguide/directory_layout.html: the user home's caches, daemon
+//     registry, JDKs, native libraries and wrapper distributions; not init.d or gradle.properties, which later
+//     builds run and read.
+//   - maven: https://maven.apache.org/settings.html (localRepository, ${user.home}/.m2/repository; a
+//     -Dmaven.repo.local in MAVEN_OPTS is not read); the Maven Wrapper's MAVEN_USER_HOME (~/.m2)/wrapper.
+//   - yarn: Yarn 1 https://classic.yarnpkg.com/en/docs/cli/cache (YARN_CACHE_FOLDER, ~/.cache/yarn); Yarn 2+
+//     https://yarnpkg.com/configuration/yarnrc#globalFolder (YARN_GLOBAL_FOLDER, ~/.yarn/berry).
+//   - pnpm: https://pnpm.io/npmrc#store-dir, #cache-dir, #state-dir. PNPM_HOME itself holds global binaries
+//     (on PATH): only its store/ is granted.
+//   - git-global: https://git-scm.com/docs/git-config#FILES. git writes a config file through FILE.lock in
+//     the same directory, renamed over it, so a file alone cannot be granted: GIT_CONFIG_GLOBAL's directory,
+//     else $XDG_CONFIG_HOME/git. ~/.gitconfig would need $HOME: see Prepare.
+const spec = `npm npm_config_cache NPM_CONFIG_CACHE HOME/.npm
+pip PIP_CACHE_DIR XDG_CACHE_HOME/pip HOME/.cache/pip
+cargo CARGO_HOME HOME/.cargo
+go GOCACHE XDG_CACHE_HOME/go-build HOME/.cache/go-build;GOMODCACHE GOPATH/pkg/mod HOME/go/pkg/mod
+gradle GRADLE_USER_HOME/caches HOME/.gradle/caches;GRADLE_USER_HOME/daemon HOME/.gradle/daemon;GRADLE_USER_HOME/jdks HOME/.gradle/jdks;GRADLE_USER_HOME/native HOME/.gradle/native;GRADLE_USER_HOME/wrapper HOME/.gradle/wrapper
+maven HOME/.m2/repository;MAVEN_USER_HOME/wrapper HOME/.m2/wrapper
+yarn YARN_CACHE_FOLDER XDG_CACHE_HOME/yarn HOME/.cache/yarn;YARN_GLOBAL_FOLDER HOME/.yarn/berry
+pnpm npm_config_store_dir PNPM_HOME/store XDG_DATA_HOME/pnpm/store HOME/.local/share/pnpm/store;npm_config_cache_dir XDG_CACHE_HOME/pnpm HOME/.cache/pnpm;npm_config_state_dir XDG_STATE_HOME/pnpm HOME/.local/state/pnpm
+git-global GIT_CONFIG_GLOBAL/.. XDG_CONFIG_HOME/git HOME/.config/git`
+
+// Grant is one directory a profile makes writable.
+type Grant struct {
+	Path     string // absolute and clean
+	Reason   string // the report rule's reason: "profile npm: npm_config_cache", "profile go: default $HOME/go/pkg/mod"
+	Explicit bool   // its profile was named, not only implied by toolchains: Prepare creates it if missing
+	gitXDG   bool   // git-global's $XDG_CONFIG_HOME/git
+	variable string // the variable it came from, and its value, for messages
+	value    string
+}
+
+// Names lists the profiles, comma-separated, Toolchains last.
+const Names = "npm,pip,cargo,go,gradle,maven,yarn,pnpm,git-global," + Toolchains
+
+// Known says whether name is a profile.
+func Known(name string) bool {
+	return name != "" && !strings.Contains(name, ",") && strings.Contains(","+Names+",", ","+name+",")
+}
+
+// Resolve returns the directories of the named profiles (Known names; Toolchains stands for every profile),
+// in profile order, each once, read from getenv. The error is a bad-root *report.Refusal naming the profile
+// and variable.
+func Resolve(names []string, getenv func(string) string) ([]Grant, error) {
+	all := slices.Contains(names, Toolchains)
+	var out []Grant
+	for _, line := range strings.Split(spec, "\n") {
+		name, dirs, _ := strings.Cut(line, " ")
+		explicit := slices.Contains(names, name)
+		if !explicit && !all {
+			continue
+		}
+		for _, cands := range strings.Split(dirs, ";") {
+			g, err := pick(name, strings.Fields(cands), getenv)
+			if err != nil {
+				return nil, err
+			}
+			if g.Path == "" || seen(out, g.Path) {
+				continue
+			}
+			g.Explicit = explicit
+			out = append(out, g)
+		}
+	}
+	return out, nil
+}
+
+func seen(gs []Grant, path string) bool {
+	for _, g := range gs {
+		if g.Path == path {
+			return true
+		}
+	}
+	return false
+}
+
+// pick returns the first candidate that is set, checked; an empty Path when the tool has none (GOCACHE=off).
+func pick(name string, cands []string, getenv func(string) string) (Grant, error) {
+	home := getenv("HOME")
+	for _, cand := range cands {
+		var c struct{ v, sub string }
+		c.v, c.sub = cand, ""
+		if i := strings.IndexByte(cand, '/'); i > 0 {
+			c.v, c.sub = cand[:i], cand[i:]
+		}
+		val := getenv(c.v)
+		if c.v == "GOPATH" {
+			val, _, _ = strings.Cut(val, ":")
+		}
+		if val == "" || strings.HasPrefix(c.v, "XDG_") && !filepath.IsAbs(val) {
+			continue
+		}
+		g := Grant{Path: filepath.Clean(val + c.sub), Reason: "profile " + name + ": " + c.v, variable: c.v,
+			value: val, gitXDG: name == "git-global" && c.v != "GIT_CONFIG_GLOBAL"}
+		switch {
+		case c.v == "GOCACHE" && val == "off":
+			return Grant{}, nil
+		case c.v == "HOME":
+			g.Reason = "profile " + name + ": default $HOME" + c.sub
+		case c.sub != "":
+			g.Reason = "profile " + name + ": $" + c.v + c.sub
+		}
+		if !filepath.IsAbs(val) {
+			return Grant{}, refuse(g, "not an absolute path")
+		}
+		return g, check(g, home)
+	}
+	first, _, _ := strings.Cut(cands[0], "/")
+	return Grant{}, report.Refuse(report.BadRoot, "--profile ", name, ": HOME is not set, and neither is ", first)
+}
+
+// refuse says which profile, variable and value: "--profile npm: npm_config_cache=/root: why".
+func refuse(g Grant, why string) error {
+	prof, _, _ := strings.Cut(g.Reason, ": ")
+	return report.Refuse(report.BadRoot, "--", prof, ": ", g.variable, "=", g.value, ": ", why)
+}
+
+// check refuses a directory that is /, $HOME or above it, or in a kernel tree.
+func check(g Grant, home string) error {
+	p := g.Path
+	for _, t := range []string{"/proc", "/sys", "/dev"} {
+		if p == t || strings.HasPrefix(p, t+"/") {
+			return refuse(g, p+" is in "+t+", which holds kernel state, not files")
+		}
+	}
+	if home = filepath.Clean(home); p == "/" || p == home || strings.HasPrefix(home, p+"/") {
+		return refuse(g, p+" is / or $HOME or above it: a profile grants a tool's own directories only")
+	}
+	return nil
+}
+
+// Prepare makes grants usable, on the filesystem: a missing directory of an explicitly named profile is created
+// (mode 0777 less the umask, as the tools themselves create it); a missing one only implied by toolchains is
+// left out and named in one note. Symlinks are resolved (confine opens roots without following any) and the
+// result checked again. For git-global, if ~/.gitconfig exists, notes say that git config --global will fail
+// (git writes it through ~/.gitconfig.lock in $HOME); else, an explicit git-global creates an empty
+// $XDG_CONFIG_HOME/git/config so that git config --global writes there. The error is a bad-root
+// *report.Refusal.
+func Prepare(grants []Grant, getenv func(string) string) (kept []Grant, notes []string, err error) {
+	home := getenv("HOME")
+	if h, err := realpath(home); err == nil && home != "" {
+		home = h
+	}
+	var missing []string
+	defer func() {
+		if missing != nil && err == nil {
+			notes = append(notes, "--profile toolchains: not granted, as they do not exist (name a profile to create its own): "+
+				strings.Join(missing, " "))
+		}
+	}()
+	for _, g := range grants {
+		if err := unix.Access(g.Path, unix.F_OK); err == unix.ENOENT && !g.Explicit {
+			missing = append(missing, g.Path)
+			continue
+		}
+		if err := mkdirAll(g.Path); err != nil {
+			return nil, nil, refuse(g, "cannot create "+g.Path+": "+err.Error())
+		}
+		p, err := realpath(g.Path)
+		if err != nil {
+			return nil, nil, refuse(g, g.Path+": "+err.Error())
+		}
+		g.Path = p
+		if err := check(g, home); err != nil {
+			return nil, nil, err
+		}
+		if g.gitXDG {
+			if h := getenv("HOME"); h != "" && unix.Access(h+"/.gitconfig", unix.F_OK) == nil {
+				notes = append(notes, "profile git-global: ~/.gitconfig exists, and git writes it through ~/.gitconfig.lock in $HOME, which no "+
+					"profile grants: git config --global fails (EROFS or EACCES); move it to "+p+"/config")
+			} else if g.Explicit {
+				fd, err := unix.Open(p+"/config", unix.O_WRONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o666)
+				if err != nil {
+					return nil, nil, refuse(g, "cannot create "+p+"/config: "+err.Error())
+				}
+				unix.Close(fd)
+			}
+		}
+		if !seen(kept, g.Path) {
+			kept = append(kept, g)
+		}
+	}
+	return kept, notes, nil
+}
+
+// mkdirAll makes dir and its missing parents, mode 0777 less the umask (os.MkdirAll would link time
+// formatting in, through os.FileInfo: about 100 KB).
+func mkdirAll(dir string) error {
+	for i := 1; i <= len(dir); i++ {
+		if i == len(dir) || dir[i] == '/' {
+			if err := unix.Mkdir(dir[:i], 0o777); err != nil && err != unix.EEXIST {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// realpath is dir with every symlink resolved, as the kernel names the directory it opens.
+func realpath(dir string) (string, error) {
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", err
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, unix.PathMax)
+	n, err := unix.Readlink("/proc/self/fd/"+strconv.Itoa(fd), buf)
+	if err != nil {
+		return "", err
+	}
+	return string(buf[:n]), nil
+}
