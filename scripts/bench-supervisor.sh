@@ -8,11 +8,12 @@
 #   git     git init, add -A and commit of a 1,000-file tree
 # as root and, when run as root, as nobody. Prints medians per run and the ratio supervisor/mount-layer (the
 # issue's targets: launch <= 1.2x, tar and git <= 1.5x). Benchmarks, never a timed test.
-# usage: scripts/bench-supervisor.sh path/to/confine [runs-per-round] [rounds]
+# usage: scripts/bench-supervisor.sh path/to/confine [runs-per-round] [rounds] [workloads, default "true tar git"]
 set -euo pipefail
 confine=${1:?usage: $0 path/to/confine [runs] [rounds]}
 runs=${2:-5}
 rounds=${3:-5}
+workloads=${4:-true tar git}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d /var/tmp/confine-bench-sv.XXXX)
 trap 'rm -rf "$work"' EXIT
@@ -93,17 +94,17 @@ EOS
 chmod -R a+rX "$work" && chmod 777 "$W"
 
 bench() { # label, runs, then launchbench's -uid/-gid if any
-	local label=$1 n=$2
+	local label=$1 n=$2 w ratios=() variants=()
 	shift 2
+	for w in $workloads; do
+		local cmd=/bin/true
+		[[ $w == true ]] || cmd="/bin/sh $work/$w.sh"
+		ratios+=(-ratio "supervisor-$w/layer-$w")
+		variants+=("layer-$w=$work/wrap plain $work/confine --worktree $W -- $cmd"
+			"supervisor-$w=$work/wrap nons $work/confine --worktree $W -- $cmd")
+	done
 	echo "== $label ($n runs x $rounds rounds)"
-	"$work/launchbench" -runs "$n" -rounds "$rounds" "$@" \
-		-ratio "supervisor-true/layer-true" -ratio "supervisor-tar/layer-tar" -ratio "supervisor-git/layer-git" \
-		"layer-true=$work/wrap plain $work/confine --worktree $W -- /bin/true" \
-		"supervisor-true=$work/wrap nons $work/confine --worktree $W -- /bin/true" \
-		"layer-tar=$work/wrap plain $work/confine --worktree $W -- /bin/sh $work/tar.sh" \
-		"supervisor-tar=$work/wrap nons $work/confine --worktree $W -- /bin/sh $work/tar.sh" \
-		"layer-git=$work/wrap plain $work/confine --worktree $W -- /bin/sh $work/git.sh" \
-		"supervisor-git=$work/wrap nons $work/confine --worktree $W -- /bin/sh $work/git.sh"
+	"$work/launchbench" -runs "$n" -rounds "$rounds" "$@" "${ratios[@]}" "${variants[@]}"
 }
 bench "as $(id -un)" "$runs"
 if [[ $(id -u) == 0 ]]; then

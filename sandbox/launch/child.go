@@ -653,8 +653,7 @@ func runInit(path string, argv, env []string, reportFD int) error {
 // *ExecError, after recording why on reportFD (if >= 0).
 func runCommand(path string, argv, env []string, reportFD int, ran func()) (syscall.WaitStatus, error) {
 	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, forwarded...)
-	defer signal.Stop(sigs)
+	signal.Notify(sigs, forwarded...) // never stopped: the process ends with the command
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: env, Files: []uintptr{0, 1, 2}})
 	if err != nil {
 		return 0, execFailed(path, argv, err, reportFD)
