@@ -410,9 +410,9 @@ func launchMedian(confine, dir string) int {
 	return int(times[len(times)/2].Microseconds())
 }
 
-// launchMetadata is the report's metadata field (mount-layer or seccomp-deny) of one plain launch here, or "".
+// launchMetadata is the report's metadata field (mount-layer, supervisor or seccomp-deny) of one plain launch here, or "".
 // It says which layer closes metadata changes for this user on this kernel: where unprivileged user namespaces
-// are disabled, a non-root launch must fall back to seccomp-deny.
+// are disabled, a non-root launch must fall back (supervisor, or seccomp-deny before issue 15).
 func launchMetadata(confine, dir string) string {
 	yes, err := exec.LookPath("true")
 	if err != nil {

@@ -65,8 +65,8 @@ type Env struct {
 	// LaunchMicros is the median wall time of `confine --worktree DIR -- true` here, in microseconds, over
 	// LaunchRuns launches: under emulation it is what the suite's time is mostly made of.
 	LaunchMicros int `json:"launch_us,omitempty"`
-	// Metadata is the report's metadata field of one plain launch (mount-layer or seccomp-deny): which layer
-	// closes metadata changes for this user on this kernel.
+	// Metadata is the report's metadata field of one plain launch (mount-layer, supervisor or seccomp-deny):
+	// which layer closes metadata changes for this user on this kernel.
 	Metadata string `json:"metadata,omitempty"`
 	// Pass is this run's name where one stream carries several: "root" or "nobody" (the uid it ran as).
 	Pass string `json:"pass,omitempty"`

@@ -268,8 +268,8 @@ func TestMatrixPassesAndInfra(t *testing.T) {
 	assert.Contains(t, string(html), "watchdog evidence")
 }
 
-// TestUsernsFallback: on the kernel booted without user namespaces the unprivileged pass must report the seccomp
-// fallback; a mount-layer claim there fails.
+// TestUsernsFallback: on the kernel booted without user namespaces the unprivileged pass must report a fallback
+// (seccomp-deny, or the supervisor of issue 15); a mount-layer claim there fails.
 func TestUsernsFallback(t *testing.T) {
 	v := map[string][2]string{"boundary/write-inside": {"pass", ""}}
 	cmd := map[string]any{"cmdline_extra": "sysctl.user.max_user_namespaces=0"}
@@ -278,12 +278,15 @@ func TestUsernsFallback(t *testing.T) {
 			extra: cmd, also: &run{pass: "nobody", finished: true, verdicts: v, metadata: "seccomp-deny"}},
 		run{id: "7.3-arm64", landlock: "available", abi: 11, record: "ok", finished: true, pass: "root", verdicts: v, metadata: "mount-layer",
 			extra: cmd, also: &run{pass: "nobody", finished: true, verdicts: v, metadata: "mount-layer"}},
+		run{id: "6.12-amd64", landlock: "available", abi: 6, record: "ok", finished: true, pass: "root", verdicts: v, metadata: "mount-layer",
+			extra: cmd, also: &run{pass: "nobody", finished: true, verdicts: v, metadata: "supervisor"}},
 	)
 	assert.Equal(t, expect.Pass, cell(m, "6.1-amd64@nobody", "vm/userns-fallback").Outcome)
+	assert.Equal(t, expect.Pass, cell(m, "6.12-amd64@nobody", "vm/userns-fallback").Outcome)
 	assert.Equal(t, "", cell(m, "6.1-amd64", "vm/userns-fallback").Outcome, "the root pass needs no user namespace")
 	bad := cell(m, "7.3-arm64@nobody", "vm/userns-fallback")
 	assert.Equal(t, expect.Fail, bad.Outcome)
-	assert.Contains(t, bad.Reason, `metadata "mount-layer", want seccomp-deny`)
+	assert.Contains(t, bad.Reason, `metadata "mount-layer", want supervisor or seccomp-deny`)
 }
 
 // TestHostEmulation: a column under a host emulation has no mount layer, so a launch there must report supervisor

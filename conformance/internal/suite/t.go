@@ -137,7 +137,7 @@ type Report struct {
 	Error    string   `json:"error"`
 	Mode     string   `json:"mode"`
 	Backend  string   `json:"backend"`
-	Metadata string   `json:"metadata"` // mount-layer or seccomp-deny (absent from older launchers: seccomp-deny)
+	Metadata string   `json:"metadata"` // mount-layer, supervisor or seccomp-deny (absent from older launchers: seccomp-deny)
 	ABI      int      `json:"abi"`
 	Errata   uint64   `json:"errata"`
 	Landlock string   `json:"landlock"`
@@ -151,6 +151,24 @@ type Report struct {
 // MountLayer reports whether confine closed metadata changes with read-only mounts (then allowed inside the
 // writable set) rather than with a seccomp denial everywhere.
 func (r *Report) MountLayer() bool { return r != nil && r.Metadata == "mount-layer" }
+
+// MetadataInside reports whether metadata changes inside the writable set work in this launch: under the mount
+// layer, and under the supervisor (issue 15: the launcher performs each change beneath a writable root for the
+// command), but not under seccomp-deny (denied everywhere with EPERM).
+func (r *Report) MetadataInside() bool {
+	return r != nil && (r.Metadata == "mount-layer" || r.Metadata == "supervisor")
+}
+
+// fallbackMetadata are the report.metadata values of a launch where no mount namespace can be had: supervisor
+// (issue 15, the default there once the launcher has it) or seccomp-deny (the launchers before it, and any
+// launcher that cannot get a seccomp listener, e.g. a confine inside a supervised confine).
+var fallbackMetadata = []string{"supervisor", "seccomp-deny"}
+
+// supervisedNames are the system-call families the report's seccomp list must name in supervisor and
+// seccomp-deny modes, by family: arm64 has no chmod(2) or chown(2), only fchmodat(2) and fchownat(2). The match
+// is by substring, so either form of the supervisor's list passes: the plain names ("fchmodat"), or the names
+// prefixed with how they are handled ("supervised:fchmodat").
+var supervisedNames = []string{"chmod", "chown", "setxattr"}
 
 // Rule is one path-beneath rule in a Report.
 type Rule struct {
@@ -169,7 +187,8 @@ type Opts struct {
 	ReportFD bool          // with Argv: open descriptor 3 for a report
 	Started  func(pid int) // called after start (e.g. to send a signal)
 	// NoNamespaces runs confine where no user or mount namespace can be made (internal/nsdeny, as a container's
-	// seccomp profile would), which takes its mount layer away: report.metadata must then be seccomp-deny.
+	// seccomp profile would), which takes its mount layer away: report.metadata must then be supervisor or
+	// seccomp-deny (WantFallback).
 	NoNamespaces bool
 }
 
@@ -312,6 +331,22 @@ func (t *T) WantMetadata(r Run, want string) {
 	if r.Report.Metadata != want {
 		t.Errorf("report.metadata %q, want %s (warnings %q)", r.Report.Metadata, want, r.Report.Warnings)
 	}
+}
+
+// WantFallback fails the case unless r has a report whose metadata is one of the fallbacks (supervisor or
+// seccomp-deny), with a warning that says why the mount layer was not used, and returns the metadata.
+func (t *T) WantFallback(r Run) string {
+	if r.Report == nil {
+		t.Fatalf("no report on --report-fd (exit %d, stderr %q)", r.Exit, r.Stderr)
+	}
+	m := r.Report.Metadata
+	if !contains(fallbackMetadata, m) {
+		t.Errorf("report.metadata %q, want supervisor or seccomp-deny (the case could not take the namespaces away?) (warnings %q)", m, r.Report.Warnings)
+	}
+	if len(r.Report.Warnings) == 0 {
+		t.Errorf("the fallback to %s is not warned about: %s", m, r.ReportRaw)
+	}
+	return m
 }
 
 // Control runs the helper without confine: the proof that a denied op is denied by confine, not by the file
