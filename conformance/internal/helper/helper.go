@@ -183,7 +183,10 @@ func Do(op Op, stdout, stderr io.Writer) Result {
 		<-c
 		os.Exit(atoi(op.Arg))
 	default:
-		r.Data, err = doSide(op, stdout, stderr)
+		var meta bool
+		if r.Data, err, meta = doMeta(op); !meta {
+			r.Data, err = doSide(op, stdout, stderr)
+		}
 	}
 	if err != nil {
 		r.Errno = errnoName(err)

@@ -3,7 +3,10 @@ package suite
 import (
 	"fmt"
 	"os"
+	"sort"
 	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/confine-dev/confine/conformance/internal/helper"
 )
@@ -69,19 +72,17 @@ var boundaryCases = []Case{{
 	Rationale: "The mount layer answers EROFS before Landlock is asked, so the other boundary cases cannot tell " +
 		"whether Landlock holds the boundary on its own. Here confine runs where no user or mount namespace can " +
 		"be made (a seccomp filter answers EPERM to unshare and clone with CLONE_NEWUSER or CLONE_NEWNS, as a " +
-		"container's profile does). confine must fall back, say so (report.metadata seccomp-deny, a warning), " +
+		"container's profile does). confine must fall back, say so (report.metadata supervisor, or seccomp-deny " +
+		"on launchers before issue 15, and a warning), " +
 		"and the same outside writes must each fail with Landlock's EACCES (EXDEV for a cross-directory rename " +
 		"or link refused on REFER), with nothing outside changed.",
-	Expect: []Expect{{"ABI ≥ 1", "report.metadata seccomp-deny with a warning; every op fails with EACCES (EXDEV allowed for cross-directory rename/link)"}, landlockOnly},
+	Expect: []Expect{{"ABI ≥ 1", "report.metadata supervisor or seccomp-deny, with a warning; every op fails with EACCES (EXDEV allowed for cross-directory rename/link)"}, landlockOnly},
 	Needs:  Needs{Landlock: true},
 	Setup:  controlWriteOps,
 	Run: func(t *T) {
 		same, cross := writeOps(t.Out, t.WT)
 		r, res := t.HelperRun(t.Flags(), Opts{NoNamespaces: true}, append(same, cross...)...)
-		t.WantMetadata(r, "seccomp-deny")
-		if len(r.Report.Warnings) == 0 {
-			t.Errorf("the fallback to seccomp-deny is not warned about: %s", r.ReportRaw)
-		}
+		t.WantFallback(r)
 		t.WantDenied("outside the worktree (Landlock alone)", eacces, res[:len(same)]...)
 		t.WantDenied("across the boundary (Landlock alone)", eaccesExdev, res[len(same):]...)
 	},
@@ -115,46 +116,48 @@ var boundaryCases = []Case{{
 	},
 }, {
 	ID:    "boundary/metadata-denied",
-	Title: "chmod, chown, utimes and xattr changes outside the writable set are denied; inside they follow report.metadata",
+	Title: "every chmod, chown, utimes and xattr route, by path and by descriptor, is denied outside; inside it follows report.metadata",
 	Rationale: "Landlock has no right for metadata, so on its own it would let a confined command chmod, chown, " +
 		"touch or set xattrs on any file it can reach, outside included (a chmod +x on a hook, a timestamp that " +
-		"fools make). confine closes this one of two ways, and the report says which (report.metadata): " +
+		"fools make). confine closes this one of three ways, and the report says which (report.metadata): " +
 		"read-only mounts for everything outside the writable roots (mount-layer), where these calls fail with " +
-		"EROFS outside and work inside, or, where no mount namespace can be made, a seccomp filter that denies " +
-		"them everywhere with EPERM (seccomp-deny). The control shows each op works without confine; the " +
-		"invariant snapshot shows that nothing outside changed (mode, owner, times, xattrs).",
-	Expect: []Expect{{"ABI ≥ 1, mount-layer (root, or user namespaces allowed)", "outside: EROFS (EPERM/EACCES accepted); inside: each op succeeds"},
-		{"ABI ≥ 1, seccomp-deny", "EPERM for each op, inside and outside; report.seccomp names the chmod, chown and setxattr calls"}, landlockOnly},
+		"EROFS outside and work inside; where no mount namespace can be made, a supervisor that performs each " +
+		"change beneath a writable root for the command and denies the rest with EPERM (supervisor, issue 15); or " +
+		"a seccomp filter that denies them everywhere with EPERM (seccomp-deny). Every route is tried: the chmod, " +
+		"chown, utimes and xattr families by path (the legacy calls where the architecture has them), relative to " +
+		"a directory descriptor, and on a descriptor the command opened read-only itself (fchmod, fchown, " +
+		"futimens, fsetxattr, fremovexattr, AT_EMPTY_PATH). Inside, each route has its own file and its effect " +
+		"(mode, owner, times, xattr) is checked. A control run of each route without confine shows it works on " +
+		"this file system; the invariant snapshot shows that nothing outside changed (mode, owner, times, ctime, " +
+		"xattrs). Owner changes are to uid:gid 1:1 as root, to the caller's own ids otherwise (then only the ctime " +
+		"would show a change outside).",
+	Expect: []Expect{{"ABI ≥ 1, mount-layer (root, or user namespaces allowed)", "outside: EROFS (EPERM/EACCES accepted); inside: each route succeeds with its effect"},
+		{"ABI ≥ 1, supervisor", "outside: EPERM; inside: each route succeeds with its effect; report.seccomp names the chmod, chown and setxattr calls"},
+		{"ABI ≥ 1, seccomp-deny", "EPERM for each route, inside and outside; report.seccomp names the chmod, chown and setxattr calls"},
+		{"a route the kernel or architecture lacks (legacy calls on arm64, fchmodat2 before 6.6), or xattrs the file system lacks", "the control's errno (ENOSYS, EOPNOTSUPP) is accepted"}, landlockOnly},
 	Needs: Needs{Landlock: true},
-	Setup: controlMetadataOps,
-	Run: func(t *T) {
-		r, res := t.HelperRun(t.Flags(), Opts{}, append(metadataOps(t.Out+"/file.txt"), metadataOps(t.WT+"/existing.txt")...)...)
-		if r.Report == nil {
-			t.Fatalf("no report on --report-fd")
-		}
-		t.Logf("report.metadata = %q", r.Report.Metadata)
-		checkMetadata(t, r, res)
-	},
+	Setup: metadataSetup,
+	Run:   func(t *T) { runMetadata(t, false) },
 }, {
 	ID:    "boundary/metadata-fallback",
-	Title: "where no mount namespace can be made, metadata changes are denied everywhere with EPERM, never allowed",
+	Title: "where no mount namespace can be made, every metadata route is denied outside and, under the supervisor, works inside",
 	Rationale: "The mount layer needs a mount namespace (root, or unprivileged user namespaces). In a container " +
-		"whose seccomp profile forbids namespaces, or on a host with user namespaces turned off, confine must " +
-		"fall back to something stricter, never weaker: its seccomp filter denies chmod, chown, utimes and the " +
-		"xattr calls everywhere with EPERM, inside the worktree too, and the report says seccomp-deny and warns " +
-		"why. The case takes namespaces away with a seccomp filter of its own (EPERM to unshare and clone with " +
-		"CLONE_NEWUSER or CLONE_NEWNS), so the fallback is checked on every kernel.",
-	Expect: []Expect{{"ABI ≥ 1", "report.metadata seccomp-deny with a warning; EPERM for each op inside and outside; report.seccomp names the chmod, chown and setxattr calls"}, landlockOnly},
-	Needs:  Needs{Landlock: true},
-	Setup:  controlMetadataOps,
-	Run: func(t *T) {
-		r, res := t.HelperRun(t.Flags(), Opts{NoNamespaces: true}, append(metadataOps(t.Out+"/file.txt"), metadataOps(t.WT+"/existing.txt")...)...)
-		t.WantMetadata(r, "seccomp-deny")
-		if len(r.Report.Warnings) == 0 {
-			t.Errorf("the fallback to seccomp-deny is not warned about: %s", r.ReportRaw)
-		}
-		checkMetadata(t, r, res)
-	},
+		"whose seccomp profile forbids namespaces, on a host with user namespaces turned off, or on Ubuntu 24.04 " +
+		"where a user namespace has no capabilities, confine must fall back to something as strict outside, and " +
+		"say so (a warning). The fallback of issue 15 is the supervisor (report.metadata supervisor): the " +
+		"launcher performs each metadata change beneath a writable root for the command and answers EPERM " +
+		"outside, so everyday tools work in the worktree. The launchers before it, and any launcher that cannot " +
+		"get a seccomp listener, deny every metadata call everywhere with EPERM (seccomp-deny). The case takes " +
+		"namespaces away with a seccomp filter of its own (EPERM to unshare and clone with CLONE_NEWUSER or " +
+		"CLONE_NEWNS), so the fallback is checked on every kernel, and runs the same routes as " +
+		"boundary/metadata-denied: by path, relative to a directory descriptor and on a descriptor the command " +
+		"opened read-only, outside and inside.",
+	Expect: []Expect{{"ABI ≥ 1, supervisor", "a warning; outside: EPERM for each route; inside: each route succeeds with its effect; report.seccomp names the chmod, chown and setxattr calls"},
+		{"ABI ≥ 1, seccomp-deny (launchers before issue 15)", "a warning; EPERM for each route inside and outside; report.seccomp names the chmod, chown and setxattr calls"},
+		{"a route the kernel or architecture lacks, or xattrs the file system lacks", "the control's errno (ENOSYS, EOPNOTSUPP) is accepted"}, landlockOnly},
+	Needs: Needs{Landlock: true},
+	Setup: metadataSetup,
+	Run:   func(t *T) { runMetadata(t, true) },
 }, {
 	ID:    "boundary/reads-unrestricted",
 	Title: "reads, directory listings and execution outside the worktree still work",
@@ -249,51 +252,256 @@ func controlWriteOps(t *T) {
 	}
 }
 
-// controlMetadataOps proves, without confine, that each metadataOps op works (xattrs may be unsupported).
-func controlMetadataOps(t *T) {
-	for i, ok := range t.ControlEach(func(out, wt string) []helper.Op { return metadataOps(out + "/file.txt") }) {
-		if op := metadataOps("")[i].Op; !ok && op != "setxattr" && op != "removexattr" {
-			t.Fatalf("control: %s fails without confine", op)
+// metaRoute is one metadata route of the boundary/metadata-* cases: a helper op, what it changes, and the value it
+// sets.
+type metaRoute struct {
+	op   string
+	kind string // mode, owner, times, xattr-set, xattr-remove
+}
+
+// metaRoutes are every metadata route: the helper's first five ops (chmod, chown, utimes, setxattr, removexattr
+// by path, through libc's *at forms) and the m-* routes (internal/helper/meta.go): legacy calls, *at with a
+// directory descriptor, and descriptors the command opened read-only.
+func metaRoutes() []metaRoute {
+	routes := []metaRoute{{"chmod", "mode"}, {"chown", "owner"}, {"utimes", "times"}, {"setxattr", "xattr-set"}, {"removexattr", "xattr-remove"}}
+	for _, name := range helper.MetaOps() {
+		kind := "mode"
+		switch {
+		case strings.Contains(name, "chown"):
+			kind = "owner"
+		case strings.Contains(name, "utime"):
+			kind = "times"
+		case strings.Contains(name, "removexattr"):
+			kind = "xattr-remove"
+		case strings.Contains(name, "setxattr"):
+			kind = "xattr-set"
 		}
+		routes = append(routes, metaRoute{name, kind})
+	}
+	return routes
+}
+
+// metaOwner is the chown routes' target: uid:gid 1:1 as root (a visible change), the caller's own ids otherwise.
+func metaOwner() (int, int) {
+	if os.Getuid() == 0 {
+		return 1, 1
+	}
+	return os.Getuid(), os.Getgid()
+}
+
+// metaOp is route r aimed at path. The outside symlink routes that do not follow (lchown, fchownat with
+// AT_SYMLINK_NOFOLLOW, utimensat with it) are aimed at the outside link by metadataOutsideOps.
+func metaOp(r metaRoute, path string) helper.Op {
+	o := op(r.op, path)
+	if r.kind == "owner" && r.op != "chown" {
+		o.Arg = helper.UIDGID(metaOwner())
+	}
+	if r.op == "setxattr" {
+		o.Arg = "changed"
+	}
+	return o
+}
+
+// metadataOutsideOps are every route aimed at the outside file out/file.txt, and the no-follow routes at the
+// outside symlink out/link too.
+func metadataOutsideOps(out string) []helper.Op {
+	var ops []helper.Op
+	for _, r := range metaRoutes() {
+		ops = append(ops, metaOp(r, out+"/file.txt"))
+	}
+	for _, r := range metaRoutes() {
+		if r.op == "m-lchown" || r.op == "m-fchownat" || r.op == "m-utimensat-nofollow" {
+			ops = append(ops, metaOp(r, out+"/link"))
+		}
+	}
+	return ops
+}
+
+// metaInsidePath is the worktree file route r is aimed at: one per route, so that each effect can be checked.
+func metaInsidePath(wt string, r metaRoute) string { return wt + "/meta/" + r.op + ".txt" }
+
+// metadataSetup makes the inside files: mode 0644, user.conformance "original" where the file system has user
+// xattrs.
+func metadataSetup(t *T) {
+	for _, r := range metaRoutes() {
+		p := metaInsidePath(t.WT, r)
+		t.WriteFile(p, "meta\n", 0o644)
+		_ = unix.Setxattr(p, "user.conformance", []byte("original"), 0)
 	}
 }
 
-// checkMetadata checks the results of metadataOps outside (res[:5]) and inside the worktree (res[5:]) against
-// the way the report says metadata is closed.
-func checkMetadata(t *T, r Run, res []helper.Result) {
-	noXattr := func(x helper.Result) bool { return x.Errno == "EOPNOTSUPP" || x.Errno == "ENOTSUP" }
-	for _, x := range res[:5] { // outside
-		if x.OK || !(contains([]string{"EPERM", "EROFS", "EACCES"}, x.Errno) || (x.Op != "chmod" && noXattr(x))) {
-			t.Errorf("outside: %s %s: ok=%v errno %s, want EROFS, EPERM or EACCES", x.Op, x.Path, x.OK, x.Errno)
+// metaControl runs each route without confine, each in a fresh copy of the standard trees (in the worktree, which
+// the invariant does not watch, and removed after), and
+// returns the errno of each route that fails there ("" when it works): the errno a confined run may answer too.
+// A route may be missing here (a legacy call on arm64: ENOSYS; fchmodat2 before 6.6; no user xattrs:
+// EOPNOTSUPP); any other control failure stops the case, since a denial under confine could not be told apart
+// from the file system's.
+func metaControl(t *T) map[string]string {
+	out := map[string]string{}
+	dir := t.WT + "/control-meta"
+	defer os.RemoveAll(dir)
+	for i, o := range metadataOutsideOps(dir + "/0/outside") {
+		d := fmt.Sprintf("%s/%d", dir, i)
+		makeTree(t, d+"/outside", d+"/wt")
+		o.Path = strings.Replace(o.Path, dir+"/0/", d+"/", 1)
+		res := t.Control(o)[0]
+		if !res.OK && out[o.Op] == "" {
+			out[o.Op] = res.Errno
+			if !metaUnavailable(o.Op) {
+				t.Fatalf("control: %s %s fails without confine with %s", o.Op, o.Path, res.Errno)
+			}
+			t.Logf("control: %s fails without confine with %s %s: a route this kernel, architecture or file system lacks", o.Op, res.Errno, res.Data)
 		}
 	}
-	switch r.Report.Metadata {
-	case "mount-layer":
-		for _, x := range res[5:] {
-			if !x.OK && !(noXattr(x) && (x.Op == "setxattr" || x.Op == "removexattr")) {
-				t.Errorf("mount-layer: inside the worktree %s failed with %s, want success", x.Op, x.Errno)
+	return out
+}
+
+// metaUnavailable reports whether a route may be missing here: a legacy call (arm64), fchmodat2 (6.6), an xattr
+// call (file systems without user xattrs).
+func metaUnavailable(op string) bool {
+	switch op {
+	case "m-chmod", "m-chown", "m-lchown", "m-utime", "m-utimes", "m-futimesat", "m-fchmodat2-empty":
+		return true
+	}
+	return strings.Contains(op, "xattr")
+}
+
+// runMetadata runs every route outside and inside (fallback: where no namespace can be had) and judges the
+// results by report.metadata.
+func runMetadata(t *T, fallback bool) {
+	ctl := metaControl(t)
+	outOps := metadataOutsideOps(t.Out)
+	var inOps []helper.Op
+	for _, r := range metaRoutes() {
+		inOps = append(inOps, metaOp(r, metaInsidePath(t.WT, r)))
+	}
+	r, res := t.HelperRun(t.Flags(), Opts{NoNamespaces: fallback}, append(outOps, inOps...)...)
+	if r.Report == nil {
+		t.Fatalf("no report on --report-fd")
+	}
+	m := r.Report.Metadata
+	t.Logf("report.metadata = %q", m)
+	if fallback {
+		t.WantFallback(r)
+	}
+	checkMetadata(t, r, ctl, res[:len(outOps)], res[len(outOps):])
+}
+
+// checkMetadata judges the routes' results outside (every route fails: EROFS, EPERM or EACCES under the mount
+// layer, EPERM under supervisor and seccomp-deny) and inside (by
+// report.metadata: each succeeds with its effect under mount-layer and supervisor, fails with EPERM under
+// seccomp-deny). A route whose control failed (ctl: the errno without confine) may answer that errno instead.
+func checkMetadata(t *T, r Run, ctl map[string]string, outside, inside []helper.Result) {
+	m := r.Report.Metadata
+	absent := func(x helper.Result) bool { return !x.OK && ctl[x.Op] != "" && x.Errno == ctl[x.Op] }
+	wantOut := []string{"EPERM"} // the supervisor's answer, and seccomp-deny's (the contract of issue 15)
+	if m == "mount-layer" {
+		wantOut = []string{"EROFS", "EPERM", "EACCES"}
+	}
+	for _, x := range outside {
+		if x.OK || !(contains(wantOut, x.Errno) || absent(x)) {
+			t.Errorf("%s: outside: %s %s: ok=%v errno %s, want %s", m, x.Op, x.Path, x.OK, x.Errno, strings.Join(wantOut, " or "))
+		}
+	}
+	t.Logf("%s: outside %s; inside %s", m, errnoTally(outside), errnoTally(inside))
+	routes := metaRoutes()
+	switch m {
+	case "mount-layer", "supervisor":
+		for i, x := range inside {
+			switch {
+			case absent(x):
+				t.Logf("%s: inside: %s answers %s, as without confine", m, x.Op, x.Errno)
+			case !x.OK:
+				t.Errorf("%s: inside the worktree %s failed with %s, want success", m, x.Op, x.Errno)
+			default:
+				if msg := metaEffect(routes[i], x.Path); msg != "" {
+					t.Errorf("%s: inside: %s reported success but %s", m, x.Op, msg)
+				}
 			}
 		}
 	case "seccomp-deny":
-		for _, x := range res {
-			if x.OK || (x.Errno != "EPERM" && !(noXattr(x) && x.Op != "chmod" && x.Op != "chown" && x.Op != "utimes")) {
-				t.Errorf("seccomp-deny: %s %s: ok=%v errno %s, want EPERM", x.Op, x.Path, x.OK, x.Errno)
-			}
-		}
-		// By family: arm64 has no chmod(2) or chown(2), only fchmodat(2) and fchownat(2).
-		for _, name := range []string{"chmod", "chown", "setxattr"} {
-			if !containsSubstring(r.Report.Seccomp, name) {
-				t.Errorf("report.seccomp %v names no %s system call", r.Report.Seccomp, name)
+		for _, x := range inside {
+			if x.OK || !(x.Errno == "EPERM" || absent(x)) {
+				t.Errorf("seccomp-deny: inside: %s %s: ok=%v errno %s, want EPERM (denied everywhere)", x.Op, x.Path, x.OK, x.Errno)
 			}
 		}
 	default:
-		t.Errorf("report.metadata %q, want mount-layer or seccomp-deny", r.Report.Metadata)
+		t.Errorf("report.metadata %q, want mount-layer, supervisor or seccomp-deny", m)
+	}
+	if m == "supervisor" || m == "seccomp-deny" {
+		checkSeccompNames(t, r)
 	}
 }
 
-func metadataOps(path string) []helper.Op {
-	return []helper.Op{op("chmod", path), op("chown", path), op("utimes", path),
-		opArg("setxattr", path, "changed"), op("removexattr", path)}
+// errnoTally counts results by outcome ("ok" or the errno), for the log.
+func errnoTally(res []helper.Result) string {
+	n := map[string]int{}
+	for _, x := range res {
+		k := x.Errno
+		if x.OK {
+			k = "ok"
+		}
+		n[k]++
+	}
+	var parts []string
+	for k, c := range n {
+		parts = append(parts, fmt.Sprintf("%s×%d", k, c))
+	}
+	sort.Strings(parts)
+	return fmt.Sprintf("%d routes: %s", len(res), strings.Join(parts, " "))
+}
+
+// checkSeccompNames requires report.seccomp to name the chmod, chown and setxattr families (supervisedNames):
+// plain names or "supervised:NAME" both match.
+func checkSeccompNames(t *T, r Run) {
+	for _, name := range supervisedNames {
+		if !containsSubstring(r.Report.Seccomp, name) {
+			t.Errorf("report.seccomp %v names no %s system call", r.Report.Seccomp, name)
+		}
+	}
+}
+
+// metaEffect returns "" when route r's change is visible on path, else what is wrong.
+func metaEffect(r metaRoute, path string) string {
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		return err.Error()
+	}
+	switch r.kind {
+	case "mode":
+		want := uint32(helper.MetaMode)
+		if r.op == "chmod" {
+			want = 0o600
+		}
+		if st.Mode&0o7777 != want {
+			return fmt.Sprintf("the mode is %04o, want %04o", st.Mode&0o7777, want)
+		}
+	case "owner":
+		uid, gid := metaOwner()
+		if r.op == "chown" {
+			uid, gid = os.Getuid(), os.Getgid()
+		}
+		if int(st.Uid) != uid || int(st.Gid) != gid {
+			return fmt.Sprintf("the owner is %d:%d, want %d:%d", st.Uid, st.Gid, uid, gid)
+		}
+	case "times":
+		want := int64(helper.MetaTime)
+		if r.op == "utimes" {
+			want = 0
+		}
+		if st.Mtim.Sec != want || st.Atim.Sec != want {
+			return fmt.Sprintf("atime %d mtime %d, want %d", st.Atim.Sec, st.Mtim.Sec, want)
+		}
+	case "xattr-set":
+		if v := getxattr(path, "user.conformance"); v != "changed" {
+			return fmt.Sprintf("user.conformance is %q, want \"changed\"", v)
+		}
+	case "xattr-remove":
+		if v := getxattr(path, "user.conformance"); !strings.HasPrefix(v, "<") {
+			return fmt.Sprintf("user.conformance is still %q", v)
+		}
+	}
+	return ""
 }
 
 func wantContent(t *T, path, want string) {

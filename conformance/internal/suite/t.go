@@ -323,7 +323,8 @@ func (t *T) HelperRun(flags []string, o Opts, ops ...helper.Op) (Run, []helper.R
 	return r, t.helperResults("confine "+strings.Join(flags, " "), r, len(ops))
 }
 
-// WantMetadata fails the case unless r has a report whose metadata field is want (mount-layer or seccomp-deny).
+// WantMetadata fails the case unless r has a report whose metadata field is want (mount-layer, supervisor or
+// seccomp-deny).
 func (t *T) WantMetadata(r Run, want string) {
 	if r.Report == nil {
 		t.Fatalf("no report on --report-fd (exit %d, stderr %q)", r.Exit, r.Stderr)
