@@ -76,6 +76,10 @@ func MetaOps() []string {
 
 // doMeta performs a metadata route; ok is false when op is not one.
 func doMeta(op Op) (data string, err error, ok bool) {
+	if op.Op == "race-metadata" {
+		data, err = raceMetadata(op)
+		return data, err, true
+	}
 	if _, ok := metaOps[op.Op]; !ok {
 		return "", nil, false
 	}

@@ -1,18 +1,25 @@
 package suite
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/confine-dev/confine/conformance/internal/helper"
 )
 
-var toctouCases = []Case{{
+var toctouCases = append(toctouStartCases, metadataSwapCases()...)
+
+var toctouStartCases = []Case{{
 	ID:    "toctou-symlink-swap/root-swap",
 	Title: "the worktree path flips between a real dir and a symlink to outside while confine starts",
 	Rationale: "A launcher that checks a root path and then opens it again can be raced: between the check and " +
@@ -94,6 +101,128 @@ var toctouCases = []Case{{
 		t.WantOK("removing the symlink itself", res[len(res)-1])
 	},
 }}
+
+// metadataSwapCases are the supervisor's race (issue 15), as confine picks its mode and without namespaces (the
+// supervisor itself; seccomp-deny on launchers before it).
+func metadataSwapCases() []Case {
+	mk := func(fallback bool) Case {
+		id, title := "toctou-symlink-swap/metadata-swap", "a path component flips between a worktree dir and a symlink to outside while the command changes metadata through it"
+		rat := "A supervisor that performs metadata changes for the command (issue 15) must resolve the target " +
+			"once, to a descriptor, check that it lies beneath a writable root, and act on that descriptor; one " +
+			"that checks a path and then acts by path again can be raced. Inside the worktree the command runs two " +
+			"threads: one exchanges (renameat2 RENAME_EXCHANGE) a directory d with a symlink to an outside " +
+			"directory as fast as it can; the other calls chmod, utimensat and setxattr on d/file in a loop, the " +
+			"toctou attempt count times each. Nothing outside may ever change: the runner snapshots the outside " +
+			"directory (modes, owners, times, ctime, xattrs) before and after, and checks that every change that " +
+			"reported success landed in the worktree's file. Under the mount layer the kernel resolves the path " +
+			"itself, so the case checks that mode too."
+		exp := []Expect{{"ABI ≥ 1, mount-layer", "each call succeeds (landing inside) or fails with EROFS; the outside directory unchanged"}}
+		if fallback {
+			id += "-fallback"
+			title += ", where no namespace can be had (the supervisor)"
+			rat += " This case runs confine where no user or mount namespace can be made (internal/nsdeny), " +
+				"so the supervisor answers every call."
+			exp = []Expect{{"ABI ≥ 1, supervisor", "each call succeeds (landing inside) or fails with EPERM; the outside directory unchanged"},
+				{"ABI ≥ 1, seccomp-deny (launchers before issue 15)", "every call fails with EPERM (the race is moot, noted); the outside directory unchanged"}}
+		}
+		return Case{ID: id, Title: title, Rationale: rat, Expect: append(exp, landlockOnly), Needs: Needs{Landlock: true},
+			Setup: metadataSwapSetup, Run: func(t *T) { metadataSwap(t, fallback) }}
+	}
+	return []Case{mk(false), mk(true)}
+}
+
+// metadataSwapSetup makes the arena: wt/arena/d/file (0644, user.race "orig" where user xattrs exist) and
+// wt/arena/alt -> outside/racedir, which holds a file of its own (0640, mtime 2001, user.race "outside").
+func metadataSwapSetup(t *T) {
+	arena, racedir := t.WT+"/arena", t.Out+"/racedir"
+	t.WriteFile(arena+"/d/file", "inside\n", 0o644)
+	t.WriteFile(racedir+"/file", "outside\n", 0o640)
+	_ = unix.Setxattr(arena+"/d/file", "user.race", []byte("orig"), 0)
+	_ = unix.Setxattr(racedir+"/file", "user.race", []byte("outside"), 0)
+	setTimes(t, racedir+"/file", wfTime1)
+	mustSymlink(t, racedir, arena+"/alt")
+}
+
+func metadataSwap(t *T, fallback bool) {
+	arena := t.WT + "/arena"
+	n := t.Cfg().Attempts
+	r, res := t.HelperRun(t.Flags(), Opts{NoNamespaces: fallback}, helper.Op{Op: "race-metadata", Path: arena + "/d", Path2: arena + "/alt", Arg: strconv.Itoa(n)})
+	if r.Report == nil {
+		t.Fatalf("no report on --report-fd")
+	}
+	m := r.Report.Metadata
+	if fallback {
+		t.WantFallback(r)
+	}
+	if !res[0].OK {
+		t.Fatalf("race-metadata: %s", res[0].Errno)
+	}
+	var c helper.RaceCounts
+	if err := json.Unmarshal([]byte(res[0].Data), &c); err != nil {
+		t.Fatalf("race-metadata data %q: %v", res[0].Data, err)
+	}
+	t.Attempts = n
+	t.Logf("%s: %d attempts, %d swaps: %v", m, n, c.Swaps, c.Calls)
+	if c.Error != "" {
+		t.Errorf("the swapper stopped: %s", c.Error)
+	}
+	if c.Swaps == 0 {
+		t.Errorf("no exchange happened: the race proved nothing")
+	}
+	// The outside file, explicitly (the invariant snapshot compares the rest of the outside tree).
+	if msg := wantModeTime(t.Out+"/racedir/file", 0o640, wfTime1, true); msg != "" {
+		t.Errorf("outside: %s", msg)
+	}
+	if v := getxattr(t.Out+"/racedir/file", "user.race"); v != "outside" && !strings.HasPrefix(v, "<") {
+		t.Errorf("outside: user.race is %q, want %q", v, "outside")
+	}
+	// Where the real directory is now: d, or alt when the last exchange left d the symlink.
+	real := arena + "/d"
+	if fi, err := os.Lstat(real); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		real = arena + "/alt"
+	}
+	allowed := map[string][]string{
+		"mount-layer":  {"ok", "EROFS"},
+		"supervisor":   {"ok", "EPERM"},
+		"seccomp-deny": {"EPERM"},
+	}[m]
+	if allowed == nil {
+		t.Fatalf("report.metadata %q, want mount-layer, supervisor or seccomp-deny", m)
+	}
+	okTotal := 0
+	for call, outcomes := range c.Calls {
+		for k, v := range outcomes {
+			noXattr := call == "setxattr" && (k == "EOPNOTSUPP" || k == "ENOTSUP")
+			if !contains(allowed, k) && !noXattr {
+				t.Errorf("%s: %s answered %s %d times; want only %s", m, call, k, v, strings.Join(allowed, " or "))
+			}
+		}
+		okTotal += outcomes["ok"]
+	}
+	if m == "seccomp-deny" {
+		t.Logf("note: seccomp-deny (the fallback before issue 15) denies every call, so the race is moot here; it is the supervisor's")
+		return
+	}
+	if okTotal == 0 {
+		t.Errorf("%s: no call succeeded: the race never took the inside branch and proved nothing", m)
+	}
+	// Every change that reported success is on the worktree's file.
+	if c.Calls["chmod"]["ok"] > 0 {
+		if msg := wantModeTime(real+"/file", helper.MetaMode, time.Time{}, false); msg != "" {
+			t.Errorf("chmod succeeded %d times, but %s", c.Calls["chmod"]["ok"], msg)
+		}
+	}
+	if c.Calls["utimensat"]["ok"] > 0 {
+		if _, mt, _ := statOf(real + "/file"); mt.Unix() != helper.MetaTime {
+			t.Errorf("utimensat succeeded %d times, but the worktree file's mtime is %d", c.Calls["utimensat"]["ok"], mt.Unix())
+		}
+	}
+	if c.Calls["setxattr"]["ok"] > 0 {
+		if v := getxattr(real+"/file", "user.race"); v != "inside" {
+			t.Errorf("setxattr succeeded %d times, but the worktree file's user.race is %q", c.Calls["setxattr"]["ok"], v)
+		}
+	}
+}
 
 func mustSymlink(t *T, target, link string) {
 	if err := os.Symlink(target, link); err != nil {
