@@ -37,20 +37,31 @@ func raceMetadata(op Op) (string, error) {
 	if runtime.NumCPU() == 1 {
 		pause = 50 * time.Microsecond
 	}
+	// The calls start once the swapper has made its first exchange (or failed): on a loaded machine the loop
+	// could otherwise end before the swapper's thread ever ran.
+	started := make(chan struct{})
 	go func() {
 		runtime.LockOSThread()
+		defer func() {
+			if swaps.Load() == 0 {
+				close(started)
+			}
+		}()
 		for !stop.Load() {
 			if err := unix.Renameat2(unix.AT_FDCWD, op.Path, unix.AT_FDCWD, op.Path2, unix.RENAME_EXCHANGE); err != nil {
 				done <- err
 				return
 			}
-			swaps.Add(1)
+			if swaps.Add(1) == 1 {
+				close(started)
+			}
 			if pause > 0 {
 				time.Sleep(pause)
 			}
 		}
 		done <- nil
 	}()
+	<-started
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	c := RaceCounts{Calls: map[string]map[string]int{"chmod": {}, "utimensat": {}, "setxattr": {}}}
