@@ -24,8 +24,9 @@ type RaceCounts struct {
 
 func init() {
 	Ops["race-metadata"] = "while a thread exchanges path and path2 (renameat2 RENAME_EXCHANGE) without pause (50 µs " +
-		"pauses on one CPU), call chmod(path/file, 0604), utimensat(path/file, 10^9 s) and " +
-		"setxattr(path/file, user.race, \"inside\") arg times each; data: RaceCounts as JSON"
+		"pauses on one CPU, where the calls pause as long between iterations), call chmod(path/file, 0604), " +
+		"utimensat(path/file, 10^9 s) and setxattr(path/file, user.race, \"inside\") arg times each; data: " +
+		"RaceCounts as JSON"
 }
 
 func raceMetadata(op Op) (string, error) {
@@ -78,6 +79,9 @@ func raceMetadata(op Op) (string, error) {
 		count("chmod", unix.Chmod(target, MetaMode))
 		count("utimensat", unix.UtimesNanoAt(unix.AT_FDCWD, target, times, 0))
 		count("setxattr", unix.Setxattr(target, "user.race", []byte("inside"), 0))
+		if pause > 0 { // one CPU: let the swapper run between iterations, or the calls all see one state
+			time.Sleep(pause)
+		}
 	}
 	stop.Store(true)
 	if err := <-done; err != nil {
