@@ -651,7 +651,16 @@ func runInit(path string, argv, env []string, reportFD int) error {
 // runs, forwards the signals the parent would, and reaps every child (orphans of the command included) until
 // the command has ended, whose wait status it returns. If the command cannot be executed it returns the
 // *ExecError, after recording why on reportFD (if >= 0).
+//
+// This process stays beside the command, with the confined thread and others that are not: it makes itself
+// non-dumpable first (PR_SET_DUMPABLE 0), so that the command, whose domain and credentials the confined thread
+// shares, cannot ptrace it or read or write its memory (process_vm_writev, /proc/PID/mem) and so drive an
+// unconfined thread (the attack review's escape): that now takes CAP_SYS_PTRACE, which no command keeps. The
+// command's own execve makes it dumpable again, so the supervisor can still read its memory.
 func runCommand(path string, argv, env []string, reportFD int, ran func()) (syscall.WaitStatus, error) {
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return 0, report.Refuse(report.Internal, "prctl(PR_SET_DUMPABLE, 0): ", err.Error())
+	}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwarded...) // never stopped: the process ends with the command
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: env, Files: []uintptr{0, 1, 2}})

@@ -72,6 +72,11 @@ const truncateEnv = "CONFINE_TEST_TRUNCATE"
 // print the errno name (or "added").
 const addKeyEnv = "CONFINE_TEST_ADD_KEY"
 
+// peekEnv makes the test binary, run as the confined command, try to open /proc/PPID/task/TID/mem for each
+// thread of its parent (PTRACE_MODE_ATTACH, as ptrace and process_vm_writev need) and print "opened TID" for
+// each it could, then "done".
+const peekEnv = "CONFINE_TEST_PEEK_PARENT"
+
 // TestMain lets the test binary act as confine with a fake kernel: the real Exec stays, so if a refusal were
 // missed the sentinel command would really run.
 func TestMain(m *testing.M) {
@@ -81,6 +86,26 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		fmt.Println("truncated")
+		os.Exit(0)
+	}
+	if _, ok := os.LookupEnv(peekEnv); ok {
+		// PPid from /proc, not getppid(2): in a PID namespace of its own the parent is 1, but /proc is the host's.
+		status, _ := os.ReadFile("/proc/self/status")
+		ppid := ""
+		for _, line := range strings.Split(string(status), "\n") {
+			if v, ok := strings.CutPrefix(line, "PPid:"); ok {
+				ppid = strings.TrimSpace(v)
+			}
+		}
+		task := "/proc/" + ppid + "/task"
+		tids, _ := os.ReadDir(task)
+		for _, tid := range tids {
+			if f, err := os.Open(task + "/" + tid.Name() + "/mem"); err == nil {
+				f.Close()
+				fmt.Println("opened", tid.Name())
+			}
+		}
+		fmt.Println("done", len(tids))
 		os.Exit(0)
 	}
 	if _, ok := os.LookupEnv(addKeyEnv); ok {
@@ -878,4 +903,21 @@ func TestAHostThatDeniesKeyctlGetsNoKeyringCalls(t *testing.T) {
 	cmd.Env = append(withoutTempVars(os.Environ()), fakeEnv+"=")
 	out, _ := cmd.Output()
 	require.Equal(t, "added\n", string(out))
+}
+
+// Where confine stays beside the command (the supervisor; below ABI 6, the init of a PID namespace), one of its
+// threads shares the command's domain and credentials: the command must still not be able to attach to any
+// of its threads, or it could drive an unconfined one (the attack review's escape through process_vm_writev).
+func TestTheCommandCannotAttachToConfinesOwnThreads(t *testing.T) {
+	requireLandlock(t)
+	for _, spec := range []string{"abi=5,errata=0", "layer=off"} {
+		w := t.TempDir()
+		cmd := exec.Command(os.Args[0], "--worktree", w, "--", "env", "-u", fakeEnv, peekEnv+"=1", os.Args[0])
+		cmd.Env = append(withoutTempVars(os.Environ()), fakeEnv+"="+spec)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		require.NoError(t, err, "%s: %s", spec, stderr.String())
+		require.Regexp(t, `^done [1-9][0-9]*\n$`, string(out), "%s: the command could open its parent's memory", spec)
+	}
 }
