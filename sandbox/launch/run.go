@@ -55,10 +55,12 @@ func (c *ChildExit) Error() string { return msg.Str("child ", int(c.Status)) }
 //     tail there, while this process forwards signals and mirrors its exit;
 //   - below Landlock ABI 6, root or not: a layered child in a new PID namespace too, which stays as the
 //     command's init (runInit), so that no process outside can be signalled;
-//   - where the layer cannot be had: seccomp denies metadata changes everywhere, in place.
+//   - where the layer cannot be had: this process stays as the command's parent and supervises its metadata
+//     changes (package supervisor), from a thread other than the confined one the command is started from;
+//   - where no seccomp listener can be had either: seccomp denies metadata changes everywhere, in place.
 //
-// It returns only on failure, or when the command ran in a layered child: a *report.Refusal (nothing ran, exit
-// 125), an *ExecError (126 or 127), or a *ChildExit (exit as the child did). It locks the calling goroutine to
+// It returns only on failure, or when the command ran as a child (layered or supervised): a *report.Refusal
+// (nothing ran, exit 125), an *ExecError (126 or 127), or a *ChildExit (exit as the child did). It locks the calling goroutine to
 // its OS thread where it confines itself (mount namespace, Landlock domain and seccomp filter bind to a thread
 // until execve), and not while it only waits for a layered child: a locked goroutine that parks makes the
 // scheduler hand work between threads (futex wake-ups, measured at a third of a non-root launch).
@@ -77,15 +79,6 @@ func Run(cfg Config, f Facts, s System) error {
 		}
 		writeReport(cfg.ReportFD, rep.Marshal()) // best effort: the refusal stands either way
 		return err
-	}
-	// finish is how a child's run ends: the child wrote the report if the command ran or its execve failed.
-	finish := func(err error) error {
-		var ee *ExecError
-		var ce *ChildExit
-		if errors.As(err, &ce) || errors.As(err, &ee) {
-			return err
-		}
-		return refuse(err)
 	}
 	p, err := makePlan(cfg, f, s, rep)
 	if err != nil {
@@ -125,8 +118,13 @@ func Run(cfg Config, f Facts, s System) error {
 	switch {
 	case child != nil:
 		err := p.runChild(child, MetadataMountLayer, nil, cfg.ReportFD)
-		if !errors.Is(err, ErrLayerUnavailable) {
-			return finish(err)
+		var ee *ExecError
+		var ce *ChildExit
+		switch {
+		case errors.As(err, &ce), errors.As(err, &ee): // the child wrote the report
+			return err
+		case !errors.Is(err, ErrLayerUnavailable):
+			return refuse(err)
 		}
 		why = err // nothing ran: go on here, where the descriptors (on the child's mounts) still name the roots
 		p.pidNS = false
@@ -143,33 +141,27 @@ func Run(cfg Config, f Facts, s System) error {
 	}
 	metadata := MetadataMountLayer
 	runtime.LockOSThread() // the Landlock domain and the seccomp filter are this thread's, until execve
+	var sup *supervisor.Supervisor
 	if why != nil {
 		metadata = MetadataSeccomp
 		p.dropShm() // no private tmpfs: the host's /dev/shm stays read-only
 		// Without the layer, this process stays as the supervisor of the command's metadata changes, if its
 		// filter can have a listener. The listener is asked for first, before anything else confines this
 		// thread, so that where there is none (EBUSY under another supervisor) nothing is undone.
-		prog, err := p.guard(MetadataSupervisor, why)
-		if err != nil {
+		if sup, err = p.listen(s, why); err != nil {
+			p.notes = append(p.notes, err.Error())
+		} else {
+			metadata = MetadataSupervisor
+		}
+	}
+	var prog []unix.SockFilter
+	if sup == nil {
+		if prog, err = p.guard(metadata, why); err != nil {
 			return refuse(err)
 		}
-		err = unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) // a filter needs it (Landlock sets it too)
-		listener := -1
-		if err == nil {
-			listener, err = s.SetSeccompListener(prog)
-		}
-		if err == nil {
-			last := p.final(nil, cfg.ReportFD) // the filter is in place
-			last.supervisor = supervisor.New(listener, p.supervisedRoots())
-			return finish(last.confineAndExec(s))
-		}
-		p.notes = append(p.notes, msg.Str(ErrSupervisorUnavailable, ": seccomp(SET_MODE_FILTER, NEW_LISTENER): ", err))
 	}
-	prog, err := p.guard(metadata, why)
-	if err != nil {
-		return refuse(err)
-	}
-	last := p.final(prog, cfg.ReportFD)
+	last := p.final(prog, cfg.ReportFD) // prog is nil where the supervisor's filter is in place already
+	last.supervisor = sup
 	err = last.confineAndExec(s)
 	if last.reported {
 		return err
@@ -177,10 +169,28 @@ func Run(cfg Config, f Facts, s System) error {
 	return refuse(err)
 }
 
-// runChild hands the plan, guarded for metadata (why: why the mount layer is missing, or nil), to a child that
-// waits for it, and waits for the command. It returns a *ChildExit once the command ran, an *ExecError if its
-// execve failed (the child wrote the report), an error wrapping the strategy's fallback sentinel if the child
-// could not set it up (nothing ran: the caller goes on without it), or a refusal.
+// listen installs the supervisor's filter on this thread, with its listener, and returns the supervisor that
+// answers it (why: why the mount layer is missing). An error wraps ErrSupervisorUnavailable (or is a refusal
+// from guard): nothing was installed then.
+func (p *plan) listen(s System, why error) (*supervisor.Supervisor, error) {
+	prog, err := p.guard(MetadataSupervisor, why)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil { // a filter needs it (Landlock sets it too)
+		return nil, msg.Err(ErrSupervisorUnavailable, ": prctl(PR_SET_NO_NEW_PRIVS): ", err)
+	}
+	listener, err := s.SetSeccompListener(prog)
+	if err != nil {
+		return nil, msg.Err(ErrSupervisorUnavailable, ": seccomp(SET_MODE_FILTER, NEW_LISTENER): ", err)
+	}
+	return supervisor.New(listener, p.supervisedRoots()), nil
+}
+
+// runChild hands the plan, guarded for metadata (why: why the mount layer is missing, or nil), to a layered
+// child that waits for it, and waits for the command. It returns a *ChildExit once the command ran, an
+// *ExecError if its execve failed (the child wrote the report), an error wrapping ErrLayerUnavailable if the
+// child could not build the layer (nothing ran: the caller goes on without it), or a refusal.
 func (p *plan) runChild(child LayeredChild, metadata Metadata, why error, reportFD int) error {
 	prog, err := p.guard(metadata, why)
 	if err != nil {
