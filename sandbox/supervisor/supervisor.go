@@ -88,6 +88,10 @@ func New(listener int, roots []Root) *Supervisor {
 // closed). It runs on its own locked OS thread, which it blocks in SECCOMP_IOCTL_NOTIF_RECV.
 func (s *Supervisor) Serve() {
 	runtime.LockOSThread()
+	// From 6.7 the kernel can switch from the caller straight to this thread and back
+	// (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP, added for supervisors that answer every call, as this one does);
+	// older kernels answer EINVAL or ENOTTY, and work as before.
+	unix.Syscall(unix.SYS_IOCTL, uintptr(s.listener), unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS, unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
 	for {
 		var n notif
 		_, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(s.listener), unix.SECCOMP_IOCTL_NOTIF_RECV, uintptr(unsafe.Pointer(&n)))
