@@ -17,6 +17,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/confine-dev/confine/conformance/internal/hostemu"
 )
 
 // Flags is the set of clone/unshare flags the filter refuses.
@@ -56,20 +58,9 @@ func Program(auditArch uint32) []unix.SockFilter {
 	}
 }
 
-// nativeArch is the AUDIT_ARCH_* value of the architecture this binary was built for.
-func nativeArch() (uint32, error) {
-	switch runtime.GOARCH {
-	case "amd64":
-		return unix.AUDIT_ARCH_X86_64, nil
-	case "arm64":
-		return unix.AUDIT_ARCH_AARCH64, nil
-	}
-	return 0, fmt.Errorf("no seccomp architecture known for %s", runtime.GOARCH)
-}
-
 // Install sets PR_SET_NO_NEW_PRIVS and the filter on every thread of this process.
 func Install() error {
-	arch, err := nativeArch()
+	arch, err := hostemu.NativeArch()
 	if err != nil {
 		return err
 	}

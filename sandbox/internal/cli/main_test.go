@@ -889,20 +889,24 @@ func denyKeyctl() {
 func TestAHostThatDeniesKeyctlGetsNoKeyringCalls(t *testing.T) {
 	requireLandlock(t)
 	for _, spec := range []string{"hostkeyctl=EPERM", "hostkeyctl=EPERM,layer=off", "hostkeyctl=EPERM,layer=off,supervisor=off"} {
-		w := t.TempDir()
-		cmd := exec.Command(os.Args[0], "--worktree", w, "--", "env", "-u", fakeEnv, addKeyEnv+"=1", os.Args[0])
-		cmd.Env = append(withoutTempVars(os.Environ()), fakeEnv+"="+spec)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, _ := cmd.Output()
-		require.Equal(t, "EPERM\n", string(out), "%s: %s", spec, stderr.String())
+		out, stderr, _ := confinedSelf(t, spec, addKeyEnv)
+		require.Equal(t, "EPERM\n", out, "%s: %s", spec, stderr)
 	}
 	// The control: the helper can add a key where nothing denies it (into the new session keyring).
-	w := t.TempDir()
-	cmd := exec.Command(os.Args[0], "--worktree", w, "--", "env", "-u", fakeEnv, addKeyEnv+"=1", os.Args[0])
-	cmd.Env = append(withoutTempVars(os.Environ()), fakeEnv+"=")
-	out, _ := cmd.Output()
-	require.Equal(t, "added\n", string(out))
+	out, stderr, _ := confinedSelf(t, "", addKeyEnv)
+	require.Equal(t, "added\n", out, stderr)
+}
+
+// confinedSelf runs this test binary as the confined command, with the fake kernel spec and helper variable
+// env set (and the fake taken away from the command), and returns its stdout, confine's stderr and the error.
+func confinedSelf(t *testing.T, spec, env string) (string, string, error) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "--worktree", t.TempDir(), "--", "env", "-u", fakeEnv, env+"=1", os.Args[0])
+	cmd.Env = append(withoutTempVars(os.Environ()), fakeEnv+"="+spec)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	return string(out), stderr.String(), err
 }
 
 // Where confine stays beside the command (the supervisor; below ABI 6, the init of a PID namespace), one of its
@@ -911,13 +915,8 @@ func TestAHostThatDeniesKeyctlGetsNoKeyringCalls(t *testing.T) {
 func TestTheCommandCannotAttachToConfinesOwnThreads(t *testing.T) {
 	requireLandlock(t)
 	for _, spec := range []string{"abi=5,errata=0", "layer=off"} {
-		w := t.TempDir()
-		cmd := exec.Command(os.Args[0], "--worktree", w, "--", "env", "-u", fakeEnv, peekEnv+"=1", os.Args[0])
-		cmd.Env = append(withoutTempVars(os.Environ()), fakeEnv+"="+spec)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		require.NoError(t, err, "%s: %s", spec, stderr.String())
-		require.Regexp(t, `^done [1-9][0-9]*\n$`, string(out), "%s: the command could open its parent's memory", spec)
+		out, stderr, err := confinedSelf(t, spec, peekEnv)
+		require.NoError(t, err, "%s: %s", spec, stderr)
+		require.Regexp(t, `^done [1-9][0-9]*\n$`, out, "%s: the command could open its parent's memory", spec)
 	}
 }
