@@ -15,8 +15,8 @@ release-deps: ## install docker-registry (loopback OCI tests), node and npm
 release-tool: ## build confine-release for the host into out/confine-release
 	cd release && CGO_ENABLED=0 go build -trimpath -o $(CONFINE_RELEASE) ./cmd/confine-release
 
-release-test: release-deps ## release/ tests: verify's failure modes on real ELFs, OCI against a real registry, layouts, no ELF in git
-	cd release && CONFINE_REQUIRE_REGISTRY=1 go test -count=1 ./...
+release-test: release-deps ## release/ tests: verify's failure modes on real ELFs, OCI against a real registry, layouts, no ELF in git, the AppArmor profile through a real apparmor_parser
+	cd release && CONFINE_REQUIRE_REGISTRY=1 CONFINE_REQUIRE_APPARMOR=1 go test -count=1 ./...
 
 release-vsix-test: release-deps release-tool build ## each VS Code target: package, the real `vsce package --target`, unpack, launchers = dist/bin, mode 755
 	scripts/release-vsix-test.sh $(CONFINE_RELEASE) dist/bin $(OUT)/vsix-test

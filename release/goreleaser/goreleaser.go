@@ -1,8 +1,11 @@
 // Package goreleaser checks what `goreleaser release --snapshot` made from Bazel's launchers, reading
 // only goreleaser's own record of it, <dist>/artifacts.json (never its folder names): for every platform
 // of platforms.json, one Binary and one tar.gz Archive whose confine is byte for byte Bazel's (mode
-// 0755), one CycloneDX SBOM, and a checksums file that lists every archive and SBOM with its sha256.
-// .goreleaser.yaml names its builds after the platform kind: ID "linux" or "wsl2".
+// 0755), one CycloneDX SBOM; for every linux (not WSL2) platform one deb and one rpm ("Linux Package",
+// nfpm ID "packages") that install Bazel's launcher at /usr/bin/confine (0755) and the AppArmor profile
+// packaging/apparmor/confine at /etc/apparmor.d/confine (0644, a config file); and a checksums file that
+// lists every archive, package and SBOM with its sha256. .goreleaser.yaml names its builds after the
+// platform kind: ID "linux" or "wsl2".
 package goreleaser
 
 import (
@@ -29,7 +32,8 @@ type Artifact struct {
 	GOARCH string `json:"goarch"`
 	Type   string `json:"type"`
 	Extra  struct {
-		ID string `json:"ID"`
+		ID     string `json:"ID"`
+		Format string `json:"Format"` // a Linux Package's: deb, rpm
 	} `json:"extra"`
 }
 
@@ -69,10 +73,20 @@ func kind(p platforms.Platform) string {
 	return "linux"
 }
 
-// Check compares as (paths relative to root) with the table ps and Bazel's launchers (binary(name)).
-// It returns one Finding per platform and per check; any !OK fails the release. A Binary or Archive
-// of a platform not in the table is a failure too.
-func Check(root string, as []Artifact, ps []platforms.Platform, binary func(string) string) []Finding {
+// The system packages' install paths and nfpm ID (.goreleaser.yaml `nfpms`).
+const (
+	PackagesID     = "packages"
+	LauncherPath   = "/usr/bin/confine"
+	ProfilePath    = "/etc/apparmor.d/confine"
+	linuxPackage   = "Linux Package"
+	packageFormats = "deb rpm"
+)
+
+// Check compares as (paths relative to root) with the table ps, Bazel's launchers (binary(name)) and
+// the AppArmor profile file the packages must install (profile, packaging/apparmor/confine). It returns
+// one Finding per platform and per check; any !OK fails the release. A Binary, Archive or Linux
+// Package of a platform not in the table (or a package of a WSL2 one) is a failure too.
+func Check(root string, as []Artifact, ps []platforms.Platform, binary func(string) string, profile string) []Finding {
 	var out []Finding
 	add := func(p string, ok bool, format string, a ...any) {
 		out = append(out, Finding{p, ok, fmt.Sprintf(format, a...)})
@@ -118,10 +132,16 @@ func Check(root string, as []Artifact, ps []platforms.Platform, binary func(stri
 		} else {
 			add(p.Name, true, "archive %s holds Bazel's confine, mode 755", arcs[0].Path)
 		}
+		if !p.WSL2 {
+			out = append(out, checkPackages(root, as, p, want, profile)...)
+		}
 	}
 	for _, a := range as {
 		if (a.Type == "Binary" || a.Type == "Archive") && !known[a.Extra.ID+"/"+a.GOARCH] {
 			add(a.Extra.ID+"_"+a.GOARCH, false, "%s %s is not a platform of the table", a.Type, a.Path)
+		}
+		if a.Type == linuxPackage && (a.Extra.ID != PackagesID || !known["linux/"+a.GOARCH]) {
+			add("packages", false, "%s %s (nfpm ID %q, %s) is not a linux platform's package", a.Type, a.Path, a.Extra.ID, a.GOARCH)
 		}
 	}
 	for id, n := range map[string]int{"linux": 0, "wsl2": 0} {
@@ -212,7 +232,54 @@ func cyclonedx(path string) error {
 	return errors.New("no component golang.org/x/sys")
 }
 
-// checksums checks the Checksum artifact: it lists every Archive and SBOM with its real sha256.
+// checkPackages checks platform p's deb and rpm: one of each, installing Bazel's launcher (sha256 want)
+// at LauncherPath, mode 0755, and the file profile at ProfilePath, mode 0644, as a config file.
+func checkPackages(root string, as []Artifact, p platforms.Platform, want, profile string) []Finding {
+	var out []Finding
+	add := func(ok bool, format string, a ...any) {
+		out = append(out, Finding{p.Name, ok, fmt.Sprintf(format, a...)})
+	}
+	wantProfile, _, err := pack.SHA256(profile)
+	if err != nil {
+		add(false, "the AppArmor profile: %v", err)
+		return out
+	}
+	for _, format := range strings.Fields(packageFormats) {
+		var pkgs []Artifact
+		for _, a := range as {
+			if a.Type == linuxPackage && a.Extra.ID == PackagesID && a.Extra.Format == format && a.GOOS == p.GOOS && a.GOARCH == p.GOARCH {
+				pkgs = append(pkgs, a)
+			}
+		}
+		if len(pkgs) != 1 {
+			add(false, "artifacts.json has %d %s Linux Package entries for %s/%s, want 1", len(pkgs), format, p.GOOS, p.GOARCH)
+			continue
+		}
+		read := ReadDeb
+		if format == "rpm" {
+			read = ReadRPM
+		}
+		files, err := read(filepath.Join(root, pkgs[0].Path))
+		if err != nil {
+			add(false, "%s %s: %v", format, pkgs[0].Path, err)
+			continue
+		}
+		if f, ok := files[LauncherPath]; !ok || f.SHA256 != want || f.Mode != 0o755 {
+			add(false, "%s %s: %s present %v, sha256 %s mode %o, want Bazel's %s mode 755", format, pkgs[0].Path, LauncherPath, ok, f.SHA256, f.Mode, want)
+		} else {
+			add(true, "%s %s installs Bazel's confine at %s, mode 755", format, pkgs[0].Path, LauncherPath)
+		}
+		if f, ok := files[ProfilePath]; !ok || f.SHA256 != wantProfile || f.Mode != 0o644 || !f.Config {
+			add(false, "%s %s: %s present %v, sha256 %s mode %o config %v, want %s's %s mode 644 config true", format, pkgs[0].Path, ProfilePath, ok, f.SHA256, f.Mode, f.Config, profile, wantProfile)
+		} else {
+			add(true, "%s %s installs the AppArmor profile at %s, mode 644, a config file", format, pkgs[0].Path, ProfilePath)
+		}
+	}
+	return out
+}
+
+// checksums checks the Checksum artifact: it lists every Archive, Linux Package and SBOM with its real
+// sha256.
 func checksums(root string, as []Artifact) []Finding {
 	var sums []Artifact
 	for _, a := range as {
@@ -237,7 +304,7 @@ func checksums(root string, as []Artifact) []Finding {
 	}
 	var out []Finding
 	for _, a := range as {
-		if a.Type != "Archive" && a.Type != "SBOM" {
+		if a.Type != "Archive" && a.Type != "SBOM" && a.Type != linuxPackage {
 			continue
 		}
 		got, _, err := pack.SHA256(filepath.Join(root, a.Path))

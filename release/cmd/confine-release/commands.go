@@ -327,6 +327,7 @@ func runGoreleaserCheck(args []string, stdout io.Writer) error {
 	var rf releaseFlags
 	rf.register(fs)
 	artifacts := fs.String("artifacts", "out/goreleaser/artifacts.json", "goreleaser's artifacts.json (paths in it are relative to the current directory)")
+	profile := fs.String("profile", "packaging/apparmor/confine", "the AppArmor profile the deb and rpm must install at "+goreleaser.ProfilePath)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -339,7 +340,7 @@ func runGoreleaserCheck(args []string, stdout io.Writer) error {
 		return err
 	}
 	ok := true
-	for _, f := range goreleaser.Check(".", as, ps, rf.binary) {
+	for _, f := range goreleaser.Check(".", as, ps, rf.binary, *profile) {
 		fmt.Fprintln(stdout, f)
 		ok = ok && f.OK
 	}
