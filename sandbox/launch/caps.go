@@ -34,14 +34,15 @@ var rootCaps = map[uintptr]string{
 // and a core-dump limit of 1 byte, soft and hard (RLIMIT_CORE): fs/coredump.c writes no core file below a page
 // and treats a limit of 1 as "no dump" for a core_pattern pipe, whose helper would otherwise run as root
 // outside the sandbox with the command's memory. Without CAP_SYS_RESOURCE the command cannot raise it. A
-// kernel without keys (ENOSYS) has no keyring to share. Where the host's own seccomp profile denies keyctl
-// (EPERM or EACCES: Docker's default profile), the command keeps the caller's session keyring, so a second
-// filter denies every keyring call (seccomp.NoKeyrings); no_new_privs is set by then (landlock.Restrict).
+// Where keyctl fails (EPERM or EACCES: a host profile such as Docker's default denies it; ENOSYS: a kernel
+// without keys, or a filter that says so while add_key still works, as the attack review showed), the command
+// would keep the caller's session keyring, so a second filter denies every keyring call (seccomp.NoKeyrings);
+// no_new_privs is set by then (landlock.Restrict).
 func isolate() error {
 	_, _, e := unix.Syscall(unix.SYS_KEYCTL, unix.KEYCTL_JOIN_SESSION_KEYRING, 0, 0)
 	switch e {
-	case 0, unix.ENOSYS:
-	case unix.EPERM, unix.EACCES:
+	case 0:
+	case unix.ENOSYS, unix.EPERM, unix.EACCES: // no keys, or a host filter: add_key may still be allowed
 		prog, err := seccomp.NoKeyrings()
 		if err == nil {
 			err = seccomp.Install(prog)

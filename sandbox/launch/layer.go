@@ -277,10 +277,12 @@ func IsLayerProbe() bool {
 	return os.Getenv(probeEnv) != "" && len(os.Args) == 2 && os.Args[1] == "version"
 }
 
-// LayerProbe is the probe's whole life: clone the root's mount (open_tree OPEN_TREE_CLONE, 5.2), the layer's
-// first mount call, and exit 0, or with the errno it failed with.
+// LayerProbe is the probe's whole life: clone the root's mount tree (open_tree OPEN_TREE_CLONE|AT_RECURSIVE,
+// 5.2), the layer's first mount call, and exit 0, or with the errno it failed with.
 func LayerProbe() int {
-	fd, err := unix.OpenTree(unix.AT_FDCWD, "/", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	// Recursive: in a user namespace's mount namespace the mounts beneath / are locked to it, and cloning / alone
+	// would answer EINVAL where the layer itself works (it clones whole trees).
+	fd, err := unix.OpenTree(unix.AT_FDCWD, "/", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
 	if err != nil {
 		if e, ok := err.(unix.Errno); ok && e > 0 && int(e) < probeFailed {
 			return int(e)

@@ -184,6 +184,7 @@ func policy(abi int, metadata Metadata, strict bool) seccomp.Policy {
 
 // A rootSpec is one root a Config asks for.
 type rootSpec struct {
+	flag     string // the flag that asked for it ("--worktree", "--allow"), or "" for a default root
 	path     string
 	required bool // given by the user: it must exist
 	grant    bool // writable (the worktree in read-only mode is validated but not writable)
@@ -192,17 +193,17 @@ type rootSpec struct {
 func (cfg Config) roots() []rootSpec {
 	var roots []rootSpec
 	if cfg.Worktree != "" {
-		roots = append(roots, rootSpec{cfg.Worktree, true, cfg.Mode == WorkspaceWrite})
+		roots = append(roots, rootSpec{"--worktree", cfg.Worktree, true, cfg.Mode == WorkspaceWrite})
 	}
 	for _, a := range cfg.Allow {
-		roots = append(roots, rootSpec{a, true, true})
+		roots = append(roots, rootSpec{"--allow", a, true, true})
 	}
 	defaults := defaultRoots
 	if cfg.TTY {
 		defaults = append(append([]string{}, defaultRoots...), ttyRoots...)
 	}
 	for _, d := range defaults {
-		roots = append(roots, rootSpec{d, false, true})
+		roots = append(roots, rootSpec{"", d, false, true})
 	}
 	return roots
 }
@@ -216,7 +217,7 @@ func (p *plan) open(cfg Config, root int) error {
 		r, err := pathfd.OpenIn(root, want.path)
 		if err != nil {
 			if want.required {
-				return &report.Refusal{Reason: report.BadRoot, Err: err}
+				return &report.Refusal{Reason: report.BadRoot, Err: msg.Err(want.flag, ": ", err)}
 			}
 			p.notes = append(p.notes, msg.Str("no rule for default root ", want.path, ": ", err))
 			continue

@@ -5,14 +5,13 @@
 // tool then fails with EROFS or EACCES, never gains a directory.
 //
 // Resolve is lexical and reads only the environment; Prepare touches the filesystem (creates missing
-// directories, resolves symlinks). Both refuse, with the variable's name, a directory that is /, $HOME or
-// above it, or in /proc, /sys or /dev.
+// directories, following no symlink). Both refuse, with the variable's name, a directory that is /, $HOME or
+// above it (Prepare by identity too, so a bind mount of either is refused), or in /proc, /sys or /dev.
 package profile
 
 import (
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -31,7 +30,9 @@ const Toolchains = "toolchains"
 //   - pip: https://pip.pypa.io/en/stable/topics/caching/ (Linux: $XDG_CACHE_HOME/pip, else ~/.cache/pip).
 //   - cargo: https://doc.rust-lang.org/cargo/guide/cargo-home.html. cargo takes locks (.package-cache) and a
 //     database (.global-cache) in CARGO_HOME itself, so all of it is granted, bin/ and config.toml included.
-//   - go: go help cache, go help gopath, https://go.dev/ref/mod#module-cache, os.UserCacheDir. GOCACHE=off is
+//   - go: go help cache, go help gopath, https://go.dev/ref/mod#module-cache, os.UserCacheDir; the checksum
+//     database's cache is $GOPATH/pkg/sumdb whatever GOMODCACHE says (https://go.dev/ref/mod#checksum-database:
+//     go get and go mod tidy fail without it on a fresh home). GOCACHE=off is
 //     no build cache. Telemetry (os.UserConfigDir()/go/telemetry) is not granted: the go command goes on without.
 //   - gradle: https://docs.gradle.org/current/userguide/directory_layout.html: the user home's caches, daemon
 //     registry, JDKs, native libraries and wrapper distributions; not init.d or gradle.properties, which later
@@ -48,7 +49,7 @@ const Toolchains = "toolchains"
 const spec = `npm npm_config_cache NPM_CONFIG_CACHE HOME/.npm
 pip PIP_CACHE_DIR XDG_CACHE_HOME/pip HOME/.cache/pip
 cargo CARGO_HOME HOME/.cargo
-go GOCACHE XDG_CACHE_HOME/go-build HOME/.cache/go-build;GOMODCACHE GOPATH/pkg/mod HOME/go/pkg/mod
+go GOCACHE XDG_CACHE_HOME/go-build HOME/.cache/go-build;GOMODCACHE GOPATH/pkg/mod HOME/go/pkg/mod;GOPATH/pkg/sumdb HOME/go/pkg/sumdb
 gradle GRADLE_USER_HOME/caches HOME/.gradle/caches;GRADLE_USER_HOME/daemon HOME/.gradle/daemon;GRADLE_USER_HOME/jdks HOME/.gradle/jdks;GRADLE_USER_HOME/native HOME/.gradle/native;GRADLE_USER_HOME/wrapper HOME/.gradle/wrapper
 maven HOME/.m2/repository;MAVEN_USER_HOME/wrapper HOME/.m2/wrapper
 yarn YARN_CACHE_FOLDER XDG_CACHE_HOME/yarn HOME/.cache/yarn;YARN_GLOBAL_FOLDER HOME/.yarn/berry
@@ -166,16 +167,17 @@ func check(g Grant, home string) error {
 
 // Prepare makes grants usable, on the filesystem: a missing directory of an explicitly named profile is created
 // (mode 0777 less the umask, as the tools themselves create it); a missing one only implied by toolchains is
-// left out and named in one note. Symlinks are resolved (confine opens roots without following any) and the
-// result checked again. For git-global, if ~/.gitconfig exists, notes say that git config --global will fail
-// (git writes it through ~/.gitconfig.lock in $HOME); else, an explicit git-global creates an empty
-// $XDG_CONFIG_HOME/git/config so that git config --global writes there. The error is a bad-root
-// *report.Refusal.
+// left out and named in one note. No symlink is followed, in creating or in checking: like every root (which
+// confine opens without following any), a profile's directory must be named by its real path, so that a
+// symlink a confined command planted (in the worktree, in /tmp, in a cache) cannot widen a later run. Each
+// directory is checked before anything is created, and again by identity once it exists: it must not be /,
+// $HOME or above it, under any name (a bind mount). For git-global, if ~/.gitconfig exists, notes say that git
+// config --global will fail (git writes it through ~/.gitconfig.lock in $HOME); else, an explicit git-global
+// creates an empty $XDG_CONFIG_HOME/git/config so that git config --global writes there. The error is a
+// bad-root *report.Refusal.
 func Prepare(grants []Grant, getenv func(string) string) (kept []Grant, notes []string, err error) {
 	home := getenv("HOME")
-	if h, err := realpath(home); err == nil && home != "" {
-		home = h
-	}
+	above := identities(home)
 	var missing []string
 	defer func() {
 		if missing != nil && err == nil {
@@ -184,21 +186,30 @@ func Prepare(grants []Grant, getenv func(string) string) (kept []Grant, notes []
 		}
 	}()
 	for _, g := range grants {
-		if err := unix.Access(g.Path, unix.F_OK); err == unix.ENOENT && !g.Explicit {
-			missing = append(missing, g.Path)
-			continue
-		}
-		if err := mkdirAll(g.Path); err != nil {
-			return nil, nil, refuse(g, "cannot create "+g.Path+": "+err.Error())
-		}
-		p, err := realpath(g.Path)
-		if err != nil {
-			return nil, nil, refuse(g, g.Path+": "+err.Error())
-		}
-		g.Path = p
 		if err := check(g, home); err != nil {
 			return nil, nil, err
 		}
+		fd, err := openNoFollow(g.Path)
+		if err == unix.ENOENT && !g.Explicit {
+			missing = append(missing, g.Path)
+			continue
+		}
+		if err == unix.ENOENT {
+			fd, err = mkdirAll(g.Path)
+		}
+		if err != nil {
+			return nil, nil, refuse(g, g.Path+": "+noFollowError(err))
+		}
+		var st unix.Stat_t
+		err = unix.Fstat(fd, &st)
+		unix.Close(fd)
+		if err != nil {
+			return nil, nil, refuse(g, g.Path+": "+err.Error())
+		}
+		if above[[2]uint64{st.Dev, st.Ino}] {
+			return nil, nil, refuse(g, g.Path+" is / or $HOME or above it, under another name: a profile grants a tool's own directories only")
+		}
+		p := g.Path
 		if g.gitXDG {
 			if h := getenv("HOME"); h != "" && unix.Access(h+"/.gitconfig", unix.F_OK) == nil {
 				notes = append(notes, "profile git-global: ~/.gitconfig exists, and git writes it through ~/.gitconfig.lock in $HOME, which no "+
@@ -218,30 +229,61 @@ func Prepare(grants []Grant, getenv func(string) string) (kept []Grant, notes []
 	return kept, notes, nil
 }
 
-// mkdirAll makes dir and its missing parents, mode 0777 less the umask (os.MkdirAll would link time
-// formatting in, through os.FileInfo: about 100 KB).
-func mkdirAll(dir string) error {
-	for i := 1; i <= len(dir); i++ {
-		if i == len(dir) || dir[i] == '/' {
-			if err := unix.Mkdir(dir[:i], 0o777); err != nil && err != unix.EEXIST {
-				return err
-			}
+// identities are the device and inode of home, each of its ancestors and /, as they are now (none of them
+// for an empty home but /).
+func identities(home string) map[[2]uint64]bool {
+	ids := map[[2]uint64]bool{}
+	for p := filepath.Clean(home); ; p = filepath.Dir(p) {
+		var st unix.Stat_t
+		if home != "" && filepath.IsAbs(p) && unix.Stat(p, &st) == nil {
+			ids[[2]uint64{st.Dev, st.Ino}] = true
+		}
+		if p == "/" || p == "." || !filepath.IsAbs(p) {
+			break
 		}
 	}
-	return nil
+	var st unix.Stat_t
+	if unix.Stat("/", &st) == nil {
+		ids[[2]uint64{st.Dev, st.Ino}] = true
+	}
+	return ids
 }
 
-// realpath is dir with every symlink resolved, as the kernel names the directory it opens.
-func realpath(dir string) (string, error) {
-	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return "", err
+// openNoFollow opens the directory at the absolute, clean path as O_PATH, following no symlink on the way
+// (openat2 RESOLVE_NO_SYMLINKS, 5.6, which every Landlock kernel has).
+func openNoFollow(path string) (int, error) {
+	return unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+}
+
+// noFollowError says what a failed openNoFollow or mkdirAll means.
+func noFollowError(err error) string {
+	if err == unix.ELOOP {
+		return "a symlink on the way: name the directory by its real path (profiles, like every root, follow none)"
 	}
-	defer unix.Close(fd)
-	buf := make([]byte, unix.PathMax)
-	n, err := unix.Readlink("/proc/self/fd/"+strconv.Itoa(fd), buf)
+	return err.Error()
+}
+
+// mkdirAll makes dir and its missing parents, mode 0777 less the umask, one component at a time relative to
+// its parent's descriptor, following no symlink, and returns an O_PATH descriptor of dir (os.MkdirAll follows
+// symlinks, and would link time formatting in, through os.FileInfo: about 100 KB).
+func mkdirAll(dir string) (int, error) {
+	fd, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return "", err
+		return -1, err
 	}
-	return string(buf[:n]), nil
+	for _, name := range strings.Split(strings.Trim(dir, "/"), "/") {
+		if err := unix.Mkdirat(fd, name, 0o777); err != nil && err != unix.EEXIST {
+			unix.Close(fd)
+			return -1, err
+		}
+		next, err := unix.Openat2(fd, name, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+			Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_BENEATH})
+		unix.Close(fd)
+		if err != nil {
+			return -1, err
+		}
+		fd = next
+	}
+	return fd, nil
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 func env(kv ...string) func(string) string {
@@ -37,6 +38,7 @@ func TestDefaults(t *testing.T) {
 		"/h/.cargo":                  "profile cargo: default $HOME/.cargo",
 		"/h/.cache/go-build":         "profile go: default $HOME/.cache/go-build",
 		"/h/go/pkg/mod":              "profile go: default $HOME/go/pkg/mod",
+		"/h/go/pkg/sumdb":            "profile go: default $HOME/go/pkg/sumdb",
 		"/h/.gradle/caches":          "profile gradle: default $HOME/.gradle/caches",
 		"/h/.gradle/daemon":          "profile gradle: default $HOME/.gradle/daemon",
 		"/h/.gradle/jdks":            "profile gradle: default $HOME/.gradle/jdks",
@@ -61,24 +63,25 @@ func TestFromEnvironment(t *testing.T) {
 		"GIT_CONFIG_GLOBAL", "/c/git/gitconfig")
 	got := paths(t, "toolchains", e)
 	want := map[string]string{
-		"/c/npm":            "profile npm: npm_config_cache",
-		"/c/pip":            "profile pip: PIP_CACHE_DIR",
-		"/c/cargo":          "profile cargo: CARGO_HOME",
-		"/c/gocache":        "profile go: GOCACHE",
-		"/c/gopath/pkg/mod": "profile go: $GOPATH/pkg/mod",
-		"/c/gradle/caches":  "profile gradle: $GRADLE_USER_HOME/caches",
-		"/c/gradle/daemon":  "profile gradle: $GRADLE_USER_HOME/daemon",
-		"/c/gradle/jdks":    "profile gradle: $GRADLE_USER_HOME/jdks",
-		"/c/gradle/native":  "profile gradle: $GRADLE_USER_HOME/native",
-		"/c/gradle/wrapper": "profile gradle: $GRADLE_USER_HOME/wrapper",
-		"/h/.m2/repository": "profile maven: default $HOME/.m2/repository",
-		"/c/m2/wrapper":     "profile maven: $MAVEN_USER_HOME/wrapper",
-		"/c/yarn":           "profile yarn: YARN_CACHE_FOLDER",
-		"/c/berry":          "profile yarn: YARN_GLOBAL_FOLDER",
-		"/c/pnpm/store":     "profile pnpm: $PNPM_HOME/store",
-		"/x/cache/pnpm":     "profile pnpm: $XDG_CACHE_HOME/pnpm",
-		"/x/state/pnpm":     "profile pnpm: $XDG_STATE_HOME/pnpm",
-		"/c/git":            "profile git-global: $GIT_CONFIG_GLOBAL/..",
+		"/c/npm":              "profile npm: npm_config_cache",
+		"/c/pip":              "profile pip: PIP_CACHE_DIR",
+		"/c/cargo":            "profile cargo: CARGO_HOME",
+		"/c/gocache":          "profile go: GOCACHE",
+		"/c/gopath/pkg/mod":   "profile go: $GOPATH/pkg/mod",
+		"/c/gopath/pkg/sumdb": "profile go: $GOPATH/pkg/sumdb",
+		"/c/gradle/caches":    "profile gradle: $GRADLE_USER_HOME/caches",
+		"/c/gradle/daemon":    "profile gradle: $GRADLE_USER_HOME/daemon",
+		"/c/gradle/jdks":      "profile gradle: $GRADLE_USER_HOME/jdks",
+		"/c/gradle/native":    "profile gradle: $GRADLE_USER_HOME/native",
+		"/c/gradle/wrapper":   "profile gradle: $GRADLE_USER_HOME/wrapper",
+		"/h/.m2/repository":   "profile maven: default $HOME/.m2/repository",
+		"/c/m2/wrapper":       "profile maven: $MAVEN_USER_HOME/wrapper",
+		"/c/yarn":             "profile yarn: YARN_CACHE_FOLDER",
+		"/c/berry":            "profile yarn: YARN_GLOBAL_FOLDER",
+		"/c/pnpm/store":       "profile pnpm: $PNPM_HOME/store",
+		"/x/cache/pnpm":       "profile pnpm: $XDG_CACHE_HOME/pnpm",
+		"/x/state/pnpm":       "profile pnpm: $XDG_STATE_HOME/pnpm",
+		"/c/git":              "profile git-global: $GIT_CONFIG_GLOBAL/..",
 	}
 	require.Equal(t, want, got)
 
@@ -86,13 +89,13 @@ func TestFromEnvironment(t *testing.T) {
 	got = paths(t, "go,pip,git-global", env("HOME", "/h", "XDG_CACHE_HOME", "/x", "XDG_CONFIG_HOME", "/xc",
 		"GOMODCACHE", "/m"))
 	require.Equal(t, map[string]string{"/x/go-build": "profile go: $XDG_CACHE_HOME/go-build",
-		"/m": "profile go: GOMODCACHE", "/x/pip": "profile pip: $XDG_CACHE_HOME/pip",
+		"/m": "profile go: GOMODCACHE", "/h/go/pkg/sumdb": "profile go: default $HOME/go/pkg/sumdb", "/x/pip": "profile pip: $XDG_CACHE_HOME/pip",
 		"/xc/git": "profile git-global: $XDG_CONFIG_HOME/git"}, got)
 	got = paths(t, "pip", env("HOME", "/h", "XDG_CACHE_HOME", "rel"))
 	require.Equal(t, map[string]string{"/h/.cache/pip": "profile pip: default $HOME/.cache/pip"}, got)
 	// npm reads its variables case-insensitively; GOCACHE=off is no build cache.
 	require.Contains(t, paths(t, "npm", env("NPM_CONFIG_CACHE", "/N")), "/N")
-	require.Equal(t, map[string]string{"/h/go/pkg/mod": "profile go: default $HOME/go/pkg/mod"},
+	require.Equal(t, map[string]string{"/h/go/pkg/mod": "profile go: default $HOME/go/pkg/mod", "/h/go/pkg/sumdb": "profile go: default $HOME/go/pkg/sumdb"},
 		paths(t, "go", env("HOME", "/h", "GOCACHE", "off")))
 }
 
@@ -158,26 +161,43 @@ func TestPrepare(t *testing.T) {
 	require.Contains(t, notes[0], filepath.Join(home, ".cargo"))
 	require.Contains(t, notes[0], filepath.Join(home, ".cache/go-build"))
 
-	// A symlink is resolved, and the target checked again: one to $HOME is refused.
-	require.NoError(t, os.Symlink(filepath.Join(base, "real-pip"), filepath.Join(home, ".cache/pip")))
-	require.NoError(t, os.Mkdir(filepath.Join(base, "real-pip"), 0o755))
+	// No symlink is followed, to a directory outside (as a confined command could plant one in a cache or the
+	// worktree for a later run) or to $HOME; nothing is created through one.
+	outside := filepath.Join(base, "outside")
+	require.NoError(t, os.Mkdir(outside, 0o755))
+	require.NoError(t, os.Symlink(outside, filepath.Join(home, ".cache/pip")))
 	gs, err = Resolve([]string{"pip"}, e)
 	require.NoError(t, err)
-	kept, _, err = Prepare(gs, e)
+	_, _, err = Prepare(gs, e)
+	require.ErrorContains(t, err, "--profile pip: HOME="+home+": "+filepath.Join(home, ".cache/pip")+": a symlink on the way")
+	gs, err = Resolve([]string{"go"}, env("HOME", home, "GOCACHE", filepath.Join(home, ".cache/pip/made/by/prepare")))
 	require.NoError(t, err)
-	require.Equal(t, filepath.Join(base, "real-pip"), kept[0].Path)
+	_, _, err = Prepare(gs, e)
+	require.ErrorContains(t, err, "a symlink on the way")
+	require.NoDirExists(t, filepath.Join(outside, "made"), "a directory was made through the symlink")
 	require.NoError(t, os.Symlink(home, filepath.Join(home, ".cargo")))
 	gs, err = Resolve([]string{"cargo"}, e)
 	require.NoError(t, err)
 	_, _, err = Prepare(gs, e)
-	require.ErrorContains(t, err, "--profile cargo: HOME="+home+": "+home+" is / or $HOME")
+	require.ErrorContains(t, err, "a symlink on the way")
+
+	// $HOME or / under another name (here a bind mount, where the test may mount) is refused by identity.
+	if alias := filepath.Join(base, "alias"); os.Mkdir(alias, 0o755) == nil && unix.Mount(home, alias, "", unix.MS_BIND, "") == nil {
+		t.Cleanup(func() { unix.Unmount(alias, unix.MNT_DETACH) })
+		gs, err = Resolve([]string{"npm"}, env("HOME", home, "npm_config_cache", alias))
+		require.NoError(t, err)
+		_, _, err = Prepare(gs, e)
+		require.ErrorContains(t, err, "is / or $HOME or above it, under another name")
+	} else {
+		t.Log("no bind mount here (not root): the identity check of $HOME is left to the root run")
+	}
 
 	// A directory that cannot be made is a refusal naming it.
 	require.NoError(t, os.WriteFile(filepath.Join(base, "file"), nil, 0o644))
 	gs, err = Resolve([]string{"go"}, env("HOME", home, "GOCACHE", filepath.Join(base, "file/cache")))
 	require.NoError(t, err)
 	_, _, err = Prepare(gs, e)
-	require.ErrorContains(t, err, "--profile go: GOCACHE="+filepath.Join(base, "file/cache")+": cannot create")
+	require.ErrorContains(t, err, "--profile go: GOCACHE="+filepath.Join(base, "file/cache")+": "+filepath.Join(base, "file/cache")+": not a directory")
 
 	// git-global: without ~/.gitconfig, the XDG config file is made so that git config --global writes
 	// there; with it, a note says git config --global fails.

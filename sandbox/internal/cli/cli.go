@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -228,6 +229,26 @@ func (in *invocation) readConfig() error {
 	err = ParseConfig(data, func(name, value string, hasValue bool) error { return in.flag(name, value, hasValue, true) })
 	if err != nil {
 		return report.Refuse(report.ReasonOf(err), "--config ", in.config, ":", err.Error())
+	}
+	return in.configOutside()
+}
+
+// configOutside refuses a --config file that lies beneath the worktree or an --allow root, by its path: the
+// command could rewrite it for the next run.
+func (in *invocation) configOutside() error {
+	file := in.config
+	if !filepath.IsAbs(file) {
+		wd, err := unix.Getwd()
+		if err != nil {
+			return usageErr("--config ", in.config, ": ", err)
+		}
+		file = filepath.Join(wd, file)
+	}
+	file = filepath.Clean(file)
+	for _, root := range append([]string{in.cfg.Worktree}, in.cfg.Allow...) {
+		if root != "" && (file == root || strings.HasPrefix(file, strings.TrimSuffix(root, "/")+"/")) {
+			return usageErr("--config ", in.config, " is beneath ", root, ", which the command can write: keep it outside")
+		}
 	}
 	return nil
 }
