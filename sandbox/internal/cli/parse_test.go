@@ -215,7 +215,8 @@ func TestConfigBeneathAWritableRootIsRefused(t *testing.T) {
 	require.NoError(t, os.WriteFile(outside, []byte("--allow "+w+"\n"), 0o644))
 	_, _, err = Parse([]string{"--worktree", other, "--config", outside, "--", "true"})
 	require.ErrorContains(t, err, "is beneath "+other)
-	_, cfg, err := Parse([]string{"--worktree", w, "--config", outside, "--", "true"})
+	third := t.TempDir()
+	_, cfg, err := Parse([]string{"--worktree", third, "--config", outside, "--", "true"})
 	require.NoError(t, err)
 	require.Equal(t, []string{w}, cfg.Allow)
 }
