@@ -12,7 +12,7 @@ set -euo pipefail
 # trixie's loader and libc and its own abi/ and tunables/ (--base, -I). release-test finds it there.
 apparmor_parser4() {
   local cache=${CACHE:-$HOME/.cache/confine}/apparmor v
-  v=$(apparmor_parser --version 2>/dev/null | sed -n '1s/.*version \([0-9]*\).*/\1/p')
+  v=$(apparmor_parser --version 2>/dev/null | sed -n '1s/.*version \([0-9]*\).*/\1/p' || true) # none: 127
   if [ "${v:-0}" -ge 4 ] || [ -x "$cache/apparmor_parser" ]; then return 0; fi
   echo "release-deps: fetching trixie's apparmor (a parser of AppArmor 4) into $cache"
   local apt=$cache/apt arch
