@@ -923,7 +923,9 @@ func TestNestedConfineIsAtLeastAsConfined(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, json.Unmarshal(rb, &rep), "%s: %s", u.name, rb)
 		require.Equal(t, "exec", rep.Outcome, u.name)
-		require.Equal(t, "supervisor", rep.Metadata, "%s: the layer cannot be built again inside; the outer one has no listener", u.name)
+		// The layer cannot be built again inside: the inner one supervises, or denies metadata where the outer one
+		// already supervises (one listener per filter chain), as in a build sandbox without user namespaces.
+		require.Contains(t, []string{"supervisor", "seccomp-deny"}, rep.Metadata, "%s: the inner one built a mount layer", u.name)
 		require.Contains(t, strings.Join(rep.Warnings, "\n"), "mount layer unavailable", u.name)
 		require.NoFileExists(t, filepath.Join(out, "f"), "%s: the inner --allow opened what the outer denies", u.name)
 		require.NoFileExists(t, filepath.Join(u.w, "f"), u.name)

@@ -109,6 +109,7 @@ func TestProfilesGrantTheirToolsDirectories(t *testing.T) {
 				home + "/.cargo":                  "profile cargo: default $HOME/.cargo",
 				home + "/.cache/go-build":         "profile go: default $HOME/.cache/go-build",
 				home + "/go/pkg/mod":              "profile go: default $HOME/go/pkg/mod",
+				home + "/go/pkg/sumdb":            "profile go: default $HOME/go/pkg/sumdb",
 				home + "/.m2/repository":          "profile maven: default $HOME/.m2/repository",
 				home + "/.m2/wrapper":             "profile maven: default $HOME/.m2/wrapper",
 				home + "/.config/git":             "profile git-global: default $HOME/.config/git",
@@ -235,7 +236,8 @@ func TestConfigFile(t *testing.T) {
 	rb, _ := os.ReadFile(rf.Name())
 	require.NoError(t, json.Unmarshal(rb, &rep))
 	require.Equal(t, map[string]string{home + "/.npm": "profile npm: default $HOME/.npm",
-		home + "/.cache/go-build": "profile go: default $HOME/.cache/go-build", home + "/go/pkg/mod": "profile go: default $HOME/go/pkg/mod"},
+		home + "/.cache/go-build": "profile go: default $HOME/.cache/go-build", home + "/go/pkg/mod": "profile go: default $HOME/go/pkg/mod",
+		home + "/go/pkg/sumdb": "profile go: default $HOME/go/pkg/sumdb"},
 		profileRules(rep))
 
 	// A malformed file: 125, one line naming file:line, nothing runs.
