@@ -668,7 +668,7 @@ func runCommand(path string, argv, env []string, reportFD int, ran func()) (sysc
 		return 0, execFailed(path, argv, err, reportFD)
 	}
 	if reportFD >= 0 {
-		unix.Close(reportFD) // the command runs: a reader of the report sees EOF once the command closes its copy
+		unix.Close(reportFD) // the command runs and has no copy (close-on-exec): once a layered parent closes its own, a reader sees EOF
 	}
 	if ran != nil {
 		ran()
