@@ -663,7 +663,10 @@ func runCommand(path string, argv, env []string, reportFD int, ran func()) (sysc
 	}
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, forwarded...) // never stopped: the process ends with the command
-	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: env, Files: []uintptr{0, 1, 2}})
+	// The command dies with this process (PR_SET_PDEATHSIG, on the confined thread that forks it and stays until
+	// exit), as a layered child dies with its parent: a killed supervisor leaves no command running unsupervised.
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: env, Files: []uintptr{0, 1, 2},
+		Sys: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}})
 	if err != nil {
 		return 0, execFailed(path, argv, err, reportFD)
 	}

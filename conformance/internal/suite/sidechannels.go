@@ -1151,10 +1151,21 @@ var routes = []route{
 			if s.exit != 125 || Exists(sentinel) {
 				t.Errorf("channels %v open, yet --strict gave exit %d (sentinel exists: %v), want 125 and nothing run", open, s.exit, Exists(sentinel))
 			}
-			for _, name := range open {
-				if !strings.Contains(s.stderr, name) {
-					t.Errorf("--strict refused without naming open channel %s: %q", name, s.stderr)
+			// The refusal names the channels open in the plan it refused. Where a mount layer is tried and only
+			// then found missing (a host whose namespaces allow everything but mounts), that plan is the
+			// layer's, which leaves fewer open than the run without --strict ended with: so every channel named
+			// must be open, and at least one is named.
+			named := 0
+			for _, name := range Channels {
+				if strings.Contains(s.stderr, name) {
+					named++
+					if st, ok := r.rep.Channels[name]; !ok || st.Status != "open" {
+						t.Errorf("--strict named channel %s, which the run without it reported %q: %q", name, st.Status, s.stderr)
+					}
 				}
+			}
+			if named == 0 {
+				t.Errorf("--strict refused without naming any of the open channels %v: %q", open, s.stderr)
 			}
 		},
 	},
@@ -1255,6 +1266,10 @@ func (m scMode) confineWrapped(t *T, flags, argv []string, ring string) wrappedR
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 	var res []helper.Result
 	if json.Unmarshal([]byte(lines[len(lines)-1]), &res) != nil || len(res) != 1 || !res[0].OK {
+		if len(res) == 1 && (res[0].Errno == "EPERM" || res[0].Errno == "ENOSYS") {
+			t.Skipf("the host denies keyctl (%s), as Docker's default seccomp profile does: no session keyring can be "+
+				"made for the caller, and none can be reached from the command", res[0].Errno)
+		}
 		t.Fatalf("session-keyring wrapper: stdout %q stderr %q", r.stdout, r.stderr)
 	}
 	var out struct {
