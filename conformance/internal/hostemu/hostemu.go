@@ -153,13 +153,7 @@ func Program(name string, auditArch uint32) ([]unix.SockFilter, error) {
 	default:
 		return nil, fmt.Errorf("unknown host emulation %q (want one of %v)", name, Names)
 	}
-	stmt := func(code uint16, k uint32) unix.SockFilter { return unix.SockFilter{Code: code, K: k} }
-	jump := func(code uint16, k uint32, jt, jf uint8) unix.SockFilter {
-		return unix.SockFilter{Code: code, Jt: jt, Jf: jf, K: k}
-	}
-	ld := uint16(unix.BPF_LD | unix.BPF_W | unix.BPF_ABS)
-	jeq := uint16(unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K)
-	ret := uint16(unix.BPF_RET | unix.BPF_K)
+	stmt, jump, ld, jeq, ret := Stmt, Jump, LdAbsW, JeqK, RetK
 	// Layout: [ld arch][jeq arch ? +1 : ->allow][ld nr] {[jeq nr ? +0 : +1][ret X]}... {clone block} [ret allow]
 	n := 3 + 2*len(rules) + 1
 	if cloneCheck {
@@ -174,7 +168,7 @@ func Program(name string, auditArch uint32) ([]unix.SockFilter, error) {
 		p = append(p,
 			jump(jeq, unix.SYS_CLONE, 0, 3), // not clone: allow (the block's last instruction)
 			stmt(ld, offArg0),
-			jump(uint16(unix.BPF_JMP|unix.BPF_JSET|unix.BPF_K), NamespaceFlags, 0, 1),
+			jump(JsetK, NamespaceFlags, 0, 1),
 			stmt(ret, errnoRet(unix.EPERM)),
 			stmt(ret, unix.SECCOMP_RET_ALLOW))
 	} else {
@@ -184,6 +178,22 @@ func Program(name string, auditArch uint32) ([]unix.SockFilter, error) {
 		return nil, fmt.Errorf("host emulation %s: program layout %d != %d", name, len(p), n)
 	}
 	return p, nil
+}
+
+// Classic BPF opcodes (include/uapi/linux/bpf_common.h) for the filters here and in nsdeny.
+const (
+	LdAbsW uint16 = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS   // load the 32-bit word at K in struct seccomp_data
+	JeqK   uint16 = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K  // jump Jt if A == K, else Jf
+	JsetK  uint16 = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K // jump Jt if A & K != 0, else Jf
+	RetK   uint16 = unix.BPF_RET | unix.BPF_K                 // return K
+)
+
+// Stmt is a classic BPF instruction without jumps; Jump one with its true and false offsets.
+func Stmt(code uint16, k uint32) unix.SockFilter { return unix.SockFilter{Code: code, K: k} }
+
+// Jump is a conditional classic BPF instruction: on true skip jt instructions, else jf.
+func Jump(code uint16, k uint32, jt, jf uint8) unix.SockFilter {
+	return unix.SockFilter{Code: code, Jt: jt, Jf: jf, K: k}
 }
 
 // NativeArch is the AUDIT_ARCH_* value of the architecture this binary was built for.

@@ -36,13 +36,7 @@ const (
 // Program returns the filter for the native architecture (auditArch, e.g. AUDIT_ARCH_X86_64). System calls of
 // another architecture are allowed: the filter narrows what the command can do, it is not a sandbox.
 func Program(auditArch uint32) []unix.SockFilter {
-	stmt := func(code uint16, k uint32) unix.SockFilter { return unix.SockFilter{Code: code, K: k} }
-	jump := func(code uint16, k uint32, jt, jf uint8) unix.SockFilter {
-		return unix.SockFilter{Code: code, Jt: jt, Jf: jf, K: k}
-	}
-	ld := uint16(unix.BPF_LD | unix.BPF_W | unix.BPF_ABS)
-	jeq := uint16(unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K)
-	ret := uint16(unix.BPF_RET | unix.BPF_K)
+	stmt, jump, ld, jeq, ret := hostemu.Stmt, hostemu.Jump, hostemu.LdAbsW, hostemu.JeqK, hostemu.RetK
 	return []unix.SockFilter{
 		/* 0 */ stmt(ld, offArch),
 		/* 1 */ jump(jeq, auditArch, 0, 6), // another arch: allow (8)
@@ -51,7 +45,7 @@ func Program(auditArch uint32) []unix.SockFilter {
 		/* 4 */ jump(jeq, unix.SYS_UNSHARE, 1, 0), // check the flags (6)
 		/* 5 */ jump(jeq, unix.SYS_CLONE, 0, 2), // check the flags (6), else allow (8)
 		/* 6 */ stmt(ld, offArg0),
-		/* 7 */ jump(uint16(unix.BPF_JMP|unix.BPF_JSET|unix.BPF_K), Flags, 1, 0), // EPERM (9), else allow (8)
+		/* 7 */ jump(hostemu.JsetK, Flags, 1, 0), // EPERM (9), else allow (8)
 		/* 8 */ stmt(ret, retAllow),
 		/* 9 */ stmt(ret, unix.SECCOMP_RET_ERRNO|uint32(unix.EPERM)),
 		/* 10 */ stmt(ret, unix.SECCOMP_RET_ERRNO|uint32(unix.ENOSYS)),
