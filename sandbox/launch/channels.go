@@ -75,14 +75,22 @@ func channels(abi int, metadata Metadata, root, tty, pidNS, strict bool) map[str
 	if abi >= 6 {
 		ch["abstract-unix"] = closed("Landlock ABI 6 scope: no connection to an abstract unix socket outside the sandbox")
 	} else {
-		ch["abstract-unix"] = open(msg.Str("needs Landlock ABI 6 (kernel ", landlock.FirstKernel(6), "); this kernel has ", abi))
+		ch["abstract-unix"] = open(msg.Str("needs Landlock ABI 6 (kernel ", landlock.FirstKernel(6), "); ", abiHere(abi)))
 	}
 	if abi >= 9 {
 		ch["unix-pathname"] = closed("Landlock ABI 9 RESOLVE_UNIX: only sockets beneath the writable roots (/tmp among them)")
 	} else {
-		ch["unix-pathname"] = open(msg.Str("needs Landlock ABI 9 (kernel ", landlock.FirstKernel(9), "); this kernel has ", abi))
+		ch["unix-pathname"] = open(msg.Str("needs Landlock ABI 9 (kernel ", landlock.FirstKernel(9), "); ", abiHere(abi)))
 	}
 	return ch
+}
+
+// abiHere says which Landlock ABI the launch has: 0 is none (no Landlock here, or the bwrap backend).
+func abiHere(abi int) string {
+	if abi == 0 {
+		return "this launch has no Landlock domain"
+	}
+	return msg.Str("this kernel has ", abi)
 }
 
 func closed(how string) report.Channel { return report.Channel{Status: report.Closed, How: how} }

@@ -88,6 +88,9 @@ func (p *plan) handoff(prog []unix.SockFilter, callerReportFD int) *Handoff {
 		writable[r.FD] = true
 	}
 	for i, r := range p.rules {
+		if p.bwrap != "" {
+			break // bwrap binds the roots; the bwrap child needs no descriptor of them
+		}
 		h.Rules = append(h.Rules, HandoffRule{Path: r.Path, Dir: r.Dir, Writable: writable[r.FD], Devpts: i == p.devpts, Shm: i == p.shm})
 		h.fds = append(h.fds, r.FD)
 	}
@@ -195,6 +198,10 @@ type layered struct {
 	pidfdNum        int      // pidfd's descriptor, for pidfd_send_signal (Fd would make pidfd blocking); or -1
 	reportFD        int      // ours, or -1
 	sigs            chan os.Signal
+	peer            bool // the child is not our child but bwrap's: it says its PID first (peerPID)
+	started         bool // with peer: the child said it
+	fwdPid          int  // with peer: the child's PID, where signals are forwarded
+	fwdPidfd        int  // with peer: a pidfd of it (pidfd_open, 5.3), or -1
 }
 
 // supervisorAvailable installs a filter that allows everything, with a listener, on a thread of its own that
@@ -287,12 +294,12 @@ func (c *layered) Abort() {
 
 // close closes the parent's ends: once the child runs the command, or is gone.
 func (c *layered) close() {
-	for _, fd := range []int{c.sock, c.root} {
+	for _, fd := range []int{c.sock, c.root, c.fwdPidfd} {
 		if fd >= 0 {
 			unix.Close(fd)
 		}
 	}
-	c.sock, c.root = -1, -1
+	c.sock, c.root, c.fwdPidfd = -1, -1, -1
 	for _, f := range []*os.File{c.sync, c.pidfd} {
 		if f != nil {
 			f.Close()
@@ -333,6 +340,14 @@ func (c *layered) Run(h *Handoff) (syscall.WaitStatus, error) {
 		c.Abort()
 		return 0, msg.Err(ErrLayerUnavailable, ": handing the plan to the layered child: ", err.Error())
 	}
+	if c.peer {
+		if pid, err := peerPID(c.sock); err == nil {
+			c.started, c.fwdPid = true, pid
+			if fd, err := unix.PidfdOpen(pid, 0); err == nil {
+				c.fwdPidfd = fd
+			}
+		}
+	}
 	// The child says execMark just before its execve, then EOF follows (close-on-exec); anything else means it
 	// stopped before the command ran: a message, or nothing at all if it died. An init says execMark once the
 	// command runs, and its wait status when the command has ended (initStatus).
@@ -355,6 +370,9 @@ func (c *layered) Run(h *Handoff) (syscall.WaitStatus, error) {
 		unix.Close(c.reportFD) // the child wrote the report; a reader sees EOF when the command closes it
 	}
 	pid, pidfd := c.pid, c.pidfdNum
+	if c.peer {
+		pid, pidfd = c.fwdPid, c.fwdPidfd
+	}
 	done, forwarded := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(forwarded)
@@ -364,7 +382,7 @@ func (c *layered) Run(h *Handoff) (syscall.WaitStatus, error) {
 				// The pidfd names this child even once it is reaped, so a recycled PID is never signalled.
 				if pidfd >= 0 {
 					unix.PidfdSendSignal(pidfd, s.(syscall.Signal), nil, 0)
-				} else {
+				} else if pid > 0 { // a peer that never said its PID gets none
 					unix.Kill(pid, s.(syscall.Signal))
 				}
 			case <-done:
@@ -408,7 +426,7 @@ func (c *layered) send(h *Handoff) error {
 	}
 	body := h.marshal()
 	head := binary.LittleEndian.AppendUint64(nil, uint64(len(body)))
-	if err := unix.Sendmsg(c.sock, head, unix.UnixRights(h.fds...), nil, 0); err != nil {
+	if err := sendmsg(c.sock, head, unix.UnixRights(h.fds...)); err != nil {
 		return msg.Err("sendmsg: ", err)
 	}
 	if err := writeAll(c.sock, body); err != nil {
@@ -432,7 +450,7 @@ func receive() (*Handoff, []int, error) {
 	var n, oobn int
 	var rerr error
 	if err := rc.Read(func(fd uintptr) bool {
-		n, oobn, _, _, rerr = unix.Recvmsg(int(fd), head, oob, unix.MSG_CMSG_CLOEXEC)
+		n, oobn, rerr = recvmsg(int(fd), head, oob, unix.MSG_CMSG_CLOEXEC)
 		return rerr != unix.EAGAIN && rerr != unix.EINTR
 	}); err != nil {
 		return nil, nil, err
@@ -525,10 +543,11 @@ func IsLayerChild() bool {
 // on the sync pipe; the caller exits 125. Nothing ran.
 func RunChild(s System) error {
 	runtime.LockOSThread()
-	if err := checkLayerChild(); err != nil {
+	bwrap, err := checkLayerChild()
+	if err != nil {
 		return report.Refuse(report.Internal, err.Error()) // not our child: descriptors 3 and 4 are not ours
 	}
-	err := runChild(s) // returns only on failure
+	err = runChild(s, bwrap) // returns only on failure
 	var m syncMsg
 	var ee *ExecError
 	switch {
@@ -555,14 +574,20 @@ const execMark = 'x'
 func waitText(ws syscall.WaitStatus) string {
 	switch {
 	case ws.Signaled():
-		return "killed by " + unix.SignalName(ws.Signal())
+		return "killed by signal " + strconv.Itoa(int(ws.Signal())) + " (" + ws.Signal().String() + ")"
 	case ws.Exited():
 		return "exit status " + strconv.Itoa(ws.ExitStatus())
 	}
 	return "status " + strconv.Itoa(int(ws))
 }
 
-func runChild(s System) error {
+// runChild is RunChild's work; bwrap says the child was started by bwrap (bwrap.go), which built the layer.
+func runChild(s System, bwrap bool) error {
+	if bwrap {
+		if err := bwrapChildStart(); err != nil {
+			return report.Refuse(report.Internal, err.Error())
+		}
+	}
 	h, fds, err := receive()
 	if err != nil {
 		return report.Refuse(report.Internal, "the handoff: ", err.Error())
@@ -586,30 +611,38 @@ func runChild(s System) error {
 	if shm >= 0 {
 		priv.Shm = fds[shm]
 	}
-	m, _, err := s.BuildMountLayer(writable, priv)
-	if err != nil { // the parent falls back in place: nothing here is its namespace
-		return msg.Err(ErrLayerUnavailable, ": ", err.Error())
-	}
-	if devpts >= 0 {
-		rules[devpts].FD = m.Devpts
-	}
-	if shm >= 0 {
-		rules[shm].FD = m.Shm
+	if bwrap {
+		if err := checkBwrapLayer(); err != nil {
+			return err
+		}
+	} else {
+		m, _, err := s.BuildMountLayer(writable, priv)
+		if err != nil { // the parent falls back in place: nothing here is its namespace
+			return msg.Err(ErrLayerUnavailable, ": ", err.Error())
+		}
+		if devpts >= 0 {
+			rules[devpts].FD = m.Devpts
+		}
+		if shm >= 0 {
+			rules[shm].FD = m.Shm
+		}
 	}
 	// A root layered child (below ABI 6, in a PID namespace but no user namespace) is real root: its command's
 	// capabilities are cut as in place. A user's child is root only in its own user namespace, which it keeps
 	// the caller's uid in, so euid is not 0 there.
-	last := &final{init: h.Init, root: os.Geteuid() == 0, handled: h.Handled, scoped: h.Scoped, rules: rules, prog: h.Filter, path: h.Path, argv: h.Argv, env: h.Env,
+	last := &final{init: h.Init, bwrap: bwrap, root: os.Geteuid() == 0, handled: h.Handled, scoped: h.Scoped, rules: rules, prog: h.Filter, path: h.Path, argv: h.Argv, env: h.Env,
 		reportJSON: h.Report, reportFD: h.ReportFD, reportName: h.ReportName, warn: h.Warn,
 		beforeExec: func() error { return writeAll(syncFD, []byte{execMark}) }}
 	return last.confineAndExec(s)
 }
 
 // checkLayerChild verifies that this process is a layered child of confine: its mount namespace is new, and
-// the one named in layerEnv is its parent's.
-func checkLayerChild() error {
+// the one named in layerEnv is its parent's; or, for a bwrap child (whose value starts with bwrapMark), the init
+// of a new PID namespace.
+func checkLayerChild() (bwrap bool, err error) {
 	parentNS := os.Getenv(layerEnv)
 	os.Unsetenv(layerEnv) // the command never sees it
+	parentNS, bwrap = strings.CutPrefix(parentNS, bwrapMark)
 	own, _ := os.Readlink("/proc/self/ns/mnt")
 	ppidNS, _ := os.Readlink("/proc/" + strconv.Itoa(os.Getppid()) + "/ns/mnt")
 	// As root the parent's namespace is readable and must be the one named: a forged variable in the host's
@@ -619,10 +652,10 @@ func checkLayerChild() error {
 	// and mount namespaces, and so cannot touch the host's mounts, is one.
 	parentOK := ppidNS == parentNS || (os.Geteuid() != 0 && ppidNS == "") || (os.Getpid() == 1 && os.Getppid() == 0)
 	if own == "" || own == parentNS || !parentOK || !isFileType(handoffFD, unix.S_IFSOCK) ||
-		!isFileType(syncFD, unix.S_IFIFO) {
-		return msg.Err(layerEnv, " is set, but this is not a layered child of confine")
+		!isFileType(syncFD, unix.S_IFIFO) || (bwrap && os.Getpid() != 1) {
+		return bwrap, msg.Err(layerEnv, " is set, but this is not a layered child of confine")
 	}
-	return nil
+	return bwrap, nil
 }
 
 // isFileType says whether fd is open on a file of type typ (unix.S_IFSOCK, ...).

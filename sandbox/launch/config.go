@@ -16,9 +16,9 @@ type Backend string
 
 // The backends.
 const (
-	Auto     Backend = "auto"     // Landlock where the kernel has it; else refuse (bwrap is not built yet)
+	Auto     Backend = "auto"     // Landlock where the kernel has it; else bwrap if it is installed; else refuse
 	Landlock Backend = "landlock" // Landlock or refuse
-	Bwrap    Backend = "bwrap"    // not built yet: always refused
+	Bwrap    Backend = "bwrap"    // bubblewrap's read-only mounts (bwrap.go), even where Landlock is available; or refuse
 )
 
 // Config is one parsed invocation. The parser (internal/cli) has already checked its shape; Run checks it

@@ -3,6 +3,7 @@ package launch
 import (
 	"encoding/binary"
 	"errors"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -36,7 +37,7 @@ func classifyExec(path string, err error) execFailure {
 	var errno unix.Errno
 	f := execFailure{reason: report.CommandNotExec, status: ExitCannotExec, text: err.Error()}
 	if errors.As(err, &errno) {
-		f.errno = unix.ErrnoName(errno)
+		f.errno = execErrnoName(errno)
 	}
 	switch {
 	case errno == unix.ENOENT:
@@ -253,4 +254,22 @@ func execFailed(path string, argv []string, err error, reportFD int) *ExecError 
 		unix.Close(reportFD)
 	}
 	return ee
+}
+
+// execErrnoName is the uapi name of an errno execve(2) can return (its ERRORS section), else "errno N": a
+// table of these alone, not x/sys's of every errno (ErrnoName, 5 KB).
+func execErrnoName(e unix.Errno) string {
+	for _, n := range []struct {
+		e    unix.Errno
+		name string
+	}{{unix.E2BIG, "E2BIG"}, {unix.EACCES, "EACCES"}, {unix.EAGAIN, "EAGAIN"}, {unix.EFAULT, "EFAULT"},
+		{unix.EINVAL, "EINVAL"}, {unix.EIO, "EIO"}, {unix.EISDIR, "EISDIR"}, {unix.ELIBBAD, "ELIBBAD"},
+		{unix.ELOOP, "ELOOP"}, {unix.EMFILE, "EMFILE"}, {unix.ENAMETOOLONG, "ENAMETOOLONG"}, {unix.ENFILE, "ENFILE"},
+		{unix.ENOENT, "ENOENT"}, {unix.ENOEXEC, "ENOEXEC"}, {unix.ENOMEM, "ENOMEM"}, {unix.ENOTDIR, "ENOTDIR"},
+		{unix.EPERM, "EPERM"}, {unix.ETXTBSY, "ETXTBSY"}} {
+		if n.e == e {
+			return n.name
+		}
+	}
+	return "errno " + strconv.Itoa(int(e))
 }

@@ -21,6 +21,7 @@ import (
 // child receives it as a Handoff and never parses argv or opens a path again. Its roots are O_PATH descriptors
 // opened once and validated; the Landlock rules and the mount layer use exactly those descriptors.
 type plan struct {
+	bwrap    string // the bwrap executable, for the bwrap backend (bwrap.go); "" for Landlock
 	abi      int
 	wsl      WSL
 	euid     int
@@ -107,8 +108,6 @@ func makePlan(cfg Config, f Facts, s System, rep *report.Report) (*plan, error) 
 		return nil, report.Refuse(report.WSL1, "WSL1 is not a Linux kernel and has no Landlock: use WSL2")
 	case f.WSL == WSL2 && f.Interop != InteropDisabled:
 		return nil, report.Refuse(report.WSL2Interop, "WSL2 Windows interop is ", string(f.Interop), ": an .exe would run outside the sandbox; set [interop] enabled=false in /etc/wsl.conf and restart WSL")
-	case cfg.Backend == Bwrap:
-		return nil, report.Refuse(report.BackendUnavailable, "the bwrap backend is not in this build")
 	}
 	for fd := 0; fd <= 2; fd++ {
 		var st unix.Stat_t
@@ -121,18 +120,48 @@ func makePlan(cfg Config, f Facts, s System, rep *report.Report) (*plan, error) 
 		return nil, &report.Refusal{Reason: report.Internal, Err: err}
 	}
 	rep.Landlock, rep.ABI, rep.Errata = string(st.State), st.ABI, st.Errata
-	switch st.State {
-	case landlock.Absent:
-		return nil, report.Refuse(report.LandlockAbsent, "Landlock is absent (ENOSYS: kernel ", f.Release, " was built without it) and no fallback backend can enforce ", string(cfg.Mode))
-	case landlock.Disabled:
-		return nil, report.Refuse(report.LandlockDisabled, "Landlock is disabled (EOPNOTSUPP: built in but not in lsm=) and no fallback backend can enforce ", string(cfg.Mode))
+	p := &plan{wsl: f.WSL, euid: f.EUID, tty: cfg.TTY, strict: cfg.Strict, report: cfg.ReportFD >= 0, devpts: -1, shm: -1,
+		argv: cfg.Argv, env: environ(f.WSL), rep: rep}
+	if cfg.Backend == Bwrap || (cfg.Backend == Auto && st.State != landlock.Available) {
+		// No Landlock: bwrap's mounts stop every write outside, so the ABI the plan acts on is 0.
+		if p.bwrap, err = findBwrap(); err != nil {
+			if cfg.Backend == Bwrap {
+				return nil, report.Refuse(report.BackendUnavailable, "--backend bwrap: ", err.Error())
+			}
+			return nil, report.Refuse(landlockReason(st.State), landlockState(st, f), ", and no other backend can enforce ",
+				string(cfg.Mode), ": ", err.Error())
+		}
+		rep.Backend, rep.Handled = string(Bwrap), []string{}
+		return p, nil
+	}
+	if st.State != landlock.Available {
+		return nil, report.Refuse(landlockReason(st.State), landlockState(st, f), ", and --backend landlock allows no other ",
+			"backend (--backend auto would try bwrap)")
 	}
 	rep.Backend = string(Landlock)
-	p := &plan{abi: st.ABI, wsl: f.WSL, euid: f.EUID, tty: cfg.TTY, strict: cfg.Strict, report: cfg.ReportFD >= 0, devpts: -1, shm: -1, handled: landlock.HandledWrites(st.ABI),
-		scoped: landlock.Scopes(st.ABI), argv: cfg.Argv,
-		env: environ(f.WSL), rep: rep}
+	p.abi, p.handled, p.scoped = st.ABI, landlock.HandledWrites(st.ABI), landlock.Scopes(st.ABI)
 	rep.Handled = p.handled.Names()
 	return p, nil
+}
+
+// landlockReason is the refusal's reason for a Landlock that is not available.
+func landlockReason(state landlock.State) report.Reason {
+	if state == landlock.Disabled {
+		return report.LandlockDisabled
+	}
+	return report.LandlockAbsent
+}
+
+// landlockState says why Landlock cannot be used, or that it could: "Landlock is absent (ENOSYS: kernel 5.10.0
+// was built without it)".
+func landlockState(st landlock.Status, f Facts) string {
+	switch st.State {
+	case landlock.Absent:
+		return msg.Str("Landlock is absent (ENOSYS: kernel ", f.Release, " was built without it)")
+	case landlock.Disabled:
+		return "Landlock is disabled (EOPNOTSUPP: built in but not in lsm=)"
+	}
+	return msg.Str("Landlock ABI ", st.ABI, " is available")
 }
 
 // guard fixes how metadata changes outside the writable roots are stopped, and with it the seccomp program
@@ -145,7 +174,7 @@ func (p *plan) guard(metadata Metadata, why error) ([]unix.SockFilter, error) {
 		return nil, report.Refuse(report.Seccomp, err.Error())
 	}
 	p.rep.Metadata, p.rep.Seccomp = string(metadata), pol.Denied()
-	p.rep.Warnings = append(append([]string{}, warnings(p.abi, p.wsl, metadata)...), p.notes...)
+	p.rep.Warnings = append(append([]string{}, warnings(p.abi, p.wsl, metadata, p.bwrap != "")...), p.notes...)
 	if p.tempWarn = tempOutside(p.env, p.rules); p.tempWarn != "" {
 		p.rep.Warnings = append(p.rep.Warnings, p.tempWarn)
 	}
@@ -314,8 +343,14 @@ func userRootAllowed(r *pathfd.Root, worktree bool) error {
 	return nil
 }
 
-// warnings says what an ABI and the metadata mechanism leave undone or change.
-func warnings(abi int, wsl WSL, metadata Metadata) []string {
+// warnings says what an ABI and the metadata mechanism leave undone or change; under bwrap, what that backend
+// does instead of Landlock.
+func warnings(abi int, wsl WSL, metadata Metadata, bwrap bool) []string {
+	if bwrap {
+		return []string{"backend bwrap: bubblewrap's read-only mounts stop writes outside the writable roots " +
+			"(EROFS, where Landlock says EACCES), in new PID and IPC namespaces; no Landlock domain, so abstract " +
+			"and pathname unix sockets outside stay reachable"}
+	}
 	var w []string
 	switch metadata {
 	case MetadataSeccomp:

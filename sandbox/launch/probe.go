@@ -36,7 +36,20 @@ func Probe(f Facts, s System) report.Probe {
 			p.Errno = name
 		}
 		p.AutoBackend = "none"
-		p.AutoReason = msg.Str("Landlock is ", string(st.State), " (", p.Errno, ") and the bwrap backend is not in this build: confine refuses")
+		path, err := findBwrap()
+		if err == nil {
+			err = probeBwrap(path)
+		}
+		if err != nil {
+			p.AutoReason = msg.Str("Landlock is ", string(st.State), " (", p.Errno, "), and bwrap cannot be used: ", err, ": confine refuses")
+			return p
+		}
+		p.AutoBackend = "bwrap"
+		p.AutoReason = msg.Str("Landlock is ", string(st.State), " (", p.Errno, "); ", path, " ran a test command in which / was read-only and a write outside failed with EROFS")
+		p.Metadata = string(MetadataMountLayer)
+		p.Seccomp = policy(0, MetadataMountLayer, false).Denied()
+		p.Channels = channels(0, MetadataMountLayer, f.EUID == 0, false, true, false)
+		p.Warnings = append(p.Warnings, warnings(0, f.WSL, MetadataMountLayer, true)...)
 		return p
 	}
 	p.AutoBackend = "landlock"
@@ -53,7 +66,7 @@ func Probe(f Facts, s System) report.Probe {
 	p.Metadata = string(metadata)
 	p.Seccomp = policy(st.ABI, metadata, false).Denied()
 	p.Channels = channels(st.ABI, metadata, f.EUID == 0, false, metadata == MetadataMountLayer && st.ABI < 6, false)
-	p.Warnings = append(p.Warnings, warnings(st.ABI, f.WSL, metadata)...)
+	p.Warnings = append(p.Warnings, warnings(st.ABI, f.WSL, metadata, false)...)
 	return p
 }
 

@@ -85,6 +85,9 @@ func Run(cfg Config, f Facts, s System) error {
 		return refuse(err)
 	}
 	defer p.close()
+	if p.bwrap != "" {
+		return p.runBwrap(cfg, refuse)
+	}
 	var why error // why the mount layer is missing
 	var child LayeredChild
 	root := pathfd.Here // the mount namespace the roots are opened in: the one the layer is built in
@@ -169,6 +172,26 @@ func Run(cfg Config, f Facts, s System) error {
 	return refuse(err)
 }
 
+// runBwrap is the bwrap backend's strategy: the roots are opened here, bwrap binds them read-write over a
+// read-only root, and a bwrap child inside (bwrap.go) runs the command as the init of its PID namespace.
+func (p *plan) runBwrap(cfg Config, refuse func(error) error) error {
+	if err := p.open(cfg, pathfd.Here); err != nil {
+		return refuse(err)
+	}
+	p.pidNS = true
+	child, err := startBwrap(p.bwrap, p, cfg.ReportFD)
+	if err != nil {
+		return refuse(err)
+	}
+	err = p.runChild(child, MetadataMountLayer, nil, cfg.ReportFD)
+	var ee *ExecError
+	var ce *ChildExit
+	if errors.As(err, &ce) || errors.As(err, &ee) { // the child wrote the report
+		return err
+	}
+	return refuse(err)
+}
+
 // listen installs the supervisor's filter on this thread, with its listener, and returns the supervisor that
 // answers it (why: why the mount layer is missing). An error wraps ErrSupervisorUnavailable (or is a refusal
 // from guard): nothing was installed then.
@@ -208,6 +231,7 @@ func (p *plan) runChild(child LayeredChild, metadata Metadata, why error, report
 // Handoff.
 type final struct {
 	init       bool // run the command as the child of this process, the init of its PID namespace
+	bwrap      bool // bwrap built the layer, and no Landlock domain is asked for (bwrap.go)
 	handled    landlock.Access
 	scoped     landlock.Scope
 	rules      []landlock.Rule
@@ -236,7 +260,11 @@ func (p *plan) final(prog []unix.SockFilter, reportFD int) *final {
 // an *ExecError, and nothing has run then. The report's descriptor stays open (close-on-exec) until execve,
 // so that a failed execve can be explained on it by a second record (execFailed).
 func (c *final) confineAndExec(s System) error {
-	if err := landlock.Restrict(s, c.handled, c.scoped, c.rules); err != nil {
+	if c.bwrap {
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil { // Landlock sets it otherwise
+			return report.Refuse(report.Internal, "prctl(PR_SET_NO_NEW_PRIVS): ", err.Error())
+		}
+	} else if err := landlock.Restrict(s, c.handled, c.scoped, c.rules); err != nil {
 		return &report.Refusal{Reason: report.Ruleset, Err: err}
 	}
 	if c.root {

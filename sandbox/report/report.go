@@ -213,7 +213,7 @@ type Probe struct {
 	ABI         int                `json:"abi"`
 	Errata      int                `json:"errata"`
 	Errno       string             `json:"errno,omitempty"`
-	AutoBackend string             `json:"auto_backend"` // "landlock" or "none"
+	AutoBackend string             `json:"auto_backend"` // "landlock", "bwrap" or "none"
 	AutoReason  string             `json:"auto_reason"`
 	WSL         int                `json:"wsl"`                   // 0 (not WSL), 1 or 2
 	WSLInterop  string             `json:"wsl_interop,omitempty"` // on WSL2: enabled, disabled or unknown

@@ -407,6 +407,9 @@ func Main(args []string, f launch.Facts, s launch.System, stdout, stderr io.Writ
 	if launch.IsLayerProbe() {
 		return launch.LayerProbe()
 	}
+	if launch.IsBwrapProbe() {
+		return launch.BwrapProbe()
+	}
 	if launch.IsLayerChild() {
 		if err := launch.RunChild(s); !errors.Is(err, launch.ErrToldParent) {
 			fail(stderr, err)

@@ -318,6 +318,15 @@ type result struct {
 // $W is a fresh worktree and $S a sentinel path that exists only if the command ran.
 func confine(t *testing.T, spec string, args ...string) result {
 	t.Helper()
+	return confineEnv(t, nil, spec, args...)
+}
+
+// noBwrap is an environment in which bwrap cannot be found: a kernel without Landlock then has no backend.
+func noBwrap(t *testing.T) []string { return []string{"PATH=" + t.TempDir()} }
+
+// confineEnv is confine with env added to the environment.
+func confineEnv(t *testing.T, env []string, spec string, args ...string) result {
+	t.Helper()
 	w := t.TempDir()
 	sentinel := filepath.Join(w, "SENTINEL")
 	for i := range args {
@@ -326,7 +335,7 @@ func confine(t *testing.T, spec string, args ...string) result {
 	rep, err := os.CreateTemp(t.TempDir(), "report")
 	require.NoError(t, err)
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(withoutTempVars(os.Environ()), fakeEnv+"="+spec) // no warning line about the caller's TMPDIR
+	cmd.Env = append(append(withoutTempVars(os.Environ()), fakeEnv+"="+spec), env...) // no warning line about the caller's TMPDIR
 	cmd.ExtraFiles = []*os.File{rep}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -391,7 +400,7 @@ func TestFailClosed(t *testing.T) {
 				requireLandlock(t)
 			}
 			args := append(append([]string{"--worktree", "$W", "--report-fd", "3"}, c.args...), sh...)
-			r := confine(t, c.spec, args...)
+			r := confineEnv(t, noBwrap(t), c.spec, args...)
 			require.Equal(t, launch.ExitRefused, r.status, "stderr: %s", r.stderr)
 			require.False(t, r.sentinel, "the command ran")
 			require.Equal(t, "refused", r.report["outcome"], r.raw)
@@ -416,7 +425,7 @@ func TestReportGolden(t *testing.T) {
 		"abi3":            {"abi=3,errata=1", []string{"--worktree", "$W"}, true},
 		"abi7":            {"abi=7,errata=7", []string{"--worktree", "$W", "--allow", "/dev/zero"}, true},
 		"read-only":       {"abi=6,errata=15", []string{"--mode", "read-only"}, true},
-		"absent":          {"abi=ENOSYS", []string{"--worktree", "$W"}, false},
+		"absent":          {"abi=ENOSYS", []string{"--worktree", "$W"}, false}, // and no bwrap
 		"disabled":        {"abi=EOPNOTSUPP", []string{"--worktree", "$W"}, false},
 		"usage":           {"abi=7", []string{"--mode", "nope"}, false},
 		"wsl2-abi3":       {"abi=3,errata=0,release=6.6.36.6-microsoft-standard-WSL2,interop=disabled", []string{"--worktree", "$W"}, true},
@@ -427,7 +436,7 @@ func TestReportGolden(t *testing.T) {
 			if c.needsLL {
 				requireLandlock(t)
 			}
-			r := confine(t, c.spec, append(append([]string{"--report-fd", "3"}, c.args...), "--", "/bin/true")...)
+			r := confineEnv(t, noBwrap(t), c.spec, append(append([]string{"--report-fd", "3"}, c.args...), "--", "/bin/true")...)
 			raw := normalize(t, r.raw)
 			golden := filepath.Join("testdata", name+".golden.json")
 			var pretty bytes.Buffer
@@ -919,4 +928,52 @@ func TestTheCommandCannotAttachToConfinesOwnThreads(t *testing.T) {
 		require.NoError(t, err, "%s: %s", spec, stderr)
 		require.Regexp(t, `^done [1-9][0-9]*\n$`, out, "%s: the command could open its parent's memory", spec)
 	}
+}
+
+// Where Landlock is absent or disabled, auto runs the command under bwrap, if it is installed.
+func TestAutoUsesBwrapWithoutLandlock(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bwrap is not installed here (make deps installs bubblewrap)")
+	}
+	for _, spec := range []string{"abi=ENOSYS", "abi=EOPNOTSUPP"} {
+		r := confine(t, spec, "--worktree", "$W", "--report-fd", "3", "--", "/bin/sh", "-c", ": > $S")
+		require.Equal(t, 0, r.status, "%s: stderr %s", spec, r.stderr)
+		require.True(t, r.sentinel, "%s: the command ran", spec)
+		require.Equal(t, "bwrap", r.report["backend"], r.raw)
+		require.Equal(t, "exec", r.report["outcome"], r.raw)
+	}
+}
+
+// probe runs bwrap where Landlock is unusable, and says auto would use it only if its test command showed a
+// read-only root; a missing or failing bwrap leaves auto with none, and says why.
+func TestProbeTriesBwrapWithoutLandlock(t *testing.T) {
+	probe := func(env []string) map[string]any {
+		cmd := exec.Command(os.Args[0], "probe", "--json")
+		cmd.Env = append(append(os.Environ(), fakeEnv+"=abi=ENOSYS"), env...)
+		out, err := cmd.Output()
+		require.NoError(t, err)
+		var p map[string]any
+		require.NoError(t, json.Unmarshal(out, &p), "%s", out)
+		return p
+	}
+	p := probe(noBwrap(t))
+	require.Equal(t, "none", p["auto_backend"])
+	require.Contains(t, p["auto_reason"], "bwrap is not installed")
+
+	fake := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(fake, "bwrap"), []byte("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n"), 0o755))
+	p = probe([]string{"PATH=" + fake})
+	require.Equal(t, "none", p["auto_backend"])
+	require.Contains(t, p["auto_reason"], "AppArmor", "the failure is named")
+
+	require.NoError(t, os.WriteFile(filepath.Join(fake, "bwrap"), []byte("#!/bin/sh\nwhile [ \"$1\" != -- ]; do shift; done; shift; exec \"$@\"\n"), 0o755))
+	p = probe([]string{"PATH=" + fake})
+	require.Equal(t, "none", p["auto_backend"], "a bwrap that ignores its arguments is not trusted")
+
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bwrap is not installed here (make deps installs bubblewrap): the working case is not tried")
+	}
+	p = probe(nil)
+	require.Equal(t, "bwrap", p["auto_backend"], "%v", p)
+	require.Equal(t, "mount-layer", p["metadata"])
 }

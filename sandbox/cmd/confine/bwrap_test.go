@@ -1,0 +1,203 @@
+//go:build linux
+
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The bwrap backend, chosen here with --backend bwrap (auto takes it only where Landlock is unusable, which the
+// VM matrix's 5.10 and lsm-disabled kernels prove).
+
+// requireBwrap returns bwrap's path, or skips: make deps installs bubblewrap.
+func requireBwrap(t *testing.T) string {
+	t.Helper()
+	requireBin(t)
+	path, err := exec.LookPath("bwrap")
+	if err != nil {
+		t.Skip("bwrap is not installed here (make deps installs bubblewrap): the bwrap backend cannot be run")
+	}
+	return path
+}
+
+type bwrapReport struct {
+	Outcome, Backend, Metadata, Reason, Error string
+	Warnings                                  []string
+}
+
+// runBwrap runs the launcher (exe, as cred if set) with --backend bwrap and a report, with env added.
+func runBwrap(t *testing.T, exe string, cred *syscall.SysProcAttr, env []string, w string, argv ...string) (run, bwrapReport) {
+	t.Helper()
+	rf, err := os.CreateTemp(t.TempDir(), "report")
+	require.NoError(t, err)
+	require.NoError(t, rf.Chmod(0o666))
+	cmd := exec.Command(exe, append([]string{"--worktree", w, "--backend", "bwrap", "--report-fd", "3", "--"}, argv...)...)
+	cmd.Env = append(withoutTempVars(os.Environ()), env...)
+	cmd.ExtraFiles = []*os.File{rf}
+	cmd.SysProcAttr = cred
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err = cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	r := run{status: ws.ExitStatus(), stdout: out.String(), stderr: errb.String()}
+	var rep bwrapReport
+	b, _ := os.ReadFile(rf.Name())
+	require.NoError(t, json.Unmarshal(b, &rep), "report %q, stderr %q", b, r.stderr)
+	return r, rep
+}
+
+func TestBwrapBackendConfinesWrites(t *testing.T) {
+	requireBwrap(t)
+	type who struct {
+		name string
+		exe  func(t *testing.T) (exe, w, out string)
+		cred *syscall.SysProcAttr
+	}
+	users := []who{{"caller", func(t *testing.T) (string, string, string) {
+		w, out := sandbox(t)
+		return bin, w, out
+	}, nil}}
+	if os.Geteuid() == 0 {
+		users = append(users, who{"nobody", func(t *testing.T) (string, string, string) {
+			exe, w, out := asNobodyAnyKernel(t)
+			return exe, w, out
+		}, nobodyCred()})
+	}
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			exe, w, out := u.exe(t)
+			script := `cd "$0" && echo in > f && chmod +x f && touch f && mkdir d && mv f d/g && cat d/g &&
+				echo t > /tmp/confine-bwrap-$$ && rm /tmp/confine-bwrap-$$ && echo n > /dev/null && echo s > /dev/shm/s &&
+				echo $$ && { echo x > "$1/f"; echo "write outside: $?"; }`
+			r, rep := runBwrap(t, exe, u.cred, nil, w, "/bin/sh", "-c", script, w, out)
+			require.Equal(t, 0, r.status, "stderr %q", r.stderr)
+			f := strings.Fields(r.stdout)
+			require.Len(t, f, 5, "stdout %q", r.stdout)
+			require.Equal(t, []string{"in", "write", "outside:", "2"}, []string{f[0], f[2], f[3], f[4]}, "inside works, the write outside fails")
+			pid, err := strconv.Atoi(f[1])
+			require.NoError(t, err)
+			require.True(t, pid > 1 && pid < 64, "a fresh PID namespace, whose init (1) is the bwrap child and whose next PIDs its threads: %d", pid)
+			require.Contains(t, r.stderr, "Read-only file system", "bwrap's denial is EROFS")
+			require.NoFileExists(t, filepath.Join(out, "f"))
+			require.Equal(t, "exec", rep.Outcome)
+			require.Equal(t, "bwrap", rep.Backend)
+			require.Equal(t, "mount-layer", rep.Metadata)
+			require.Contains(t, strings.Join(rep.Warnings, "\n"), "backend bwrap")
+		})
+	}
+}
+
+// asNobodyAnyKernel is asNobody without the Landlock requirement: the bwrap backend needs none.
+func asNobodyAnyKernel(t *testing.T) (exe, w, out string) {
+	t.Helper()
+	w, out = sandbox(t)
+	require.NoError(t, os.Chown(w, nobody, nobody))
+	require.NoError(t, os.Chmod(filepath.Dir(w), 0o755))
+	exe = filepath.Join(filepath.Dir(w), "confine")
+	b, err := os.ReadFile(bin)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(exe, b, 0o755))
+	return exe, w, out
+}
+
+// As root, bwrap keeps nearly every capability (CAP_SYS_ADMIN among them, enough to remount / read-write):
+// the bwrap child cuts them to root's set before the command runs.
+func TestBwrapRootCannotRemount(t *testing.T) {
+	requireBwrap(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: bwrap keeps capabilities for root only")
+	}
+	w, out := sandbox(t)
+	r, _ := runBwrap(t, bin, nil, nil, w, "/bin/sh", "-c",
+		`grep CapBnd /proc/self/status; mount -o remount,rw / ; echo "remount: $?"; echo x > "$0/f"; echo "write: $?"`, out)
+	require.Equal(t, 0, r.status, r.stderr)
+	// CHOWN DAC_OVERRIDE FOWNER SETGID SETUID NET_BIND_SERVICE SYS_CHROOT (rootCaps in sandbox/launch/caps.go).
+	require.Contains(t, r.stdout, "CapBnd:\t00000000000404cb\n")
+	require.NotContains(t, r.stdout, "remount: 0")
+	require.NotContains(t, r.stdout, "write: 0")
+	require.NoFileExists(t, filepath.Join(out, "f"))
+}
+
+// With bwrap absent, failing, or not doing what it was asked, nothing runs: exit 125, backend-unavailable, and
+// one line that says why.
+func TestBwrapFailuresRunNothing(t *testing.T) {
+	requireBin(t)
+	w, out := sandbox(t)
+	fakes := map[string]string{
+		"exits-1": "echo 'bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces.' >&2; exit 1",
+		// Runs the command without any namespace: the bwrap child sees it is not one.
+		"ignores-its-arguments": `while [ "$1" != "--" ]; do shift; done; shift; exec "$@"`,
+		// New namespaces, but no read-only root: the bwrap child checks / itself.
+		"no-read-only-root": `while [ "$1" != "--" ]; do shift; done; shift; exec unshare -r -m -p -f --mount-proc "$@"`,
+	}
+	want := map[string]string{
+		"exits-1":               "user namespaces cannot be created here",
+		"ignores-its-arguments": "not a layered child of confine",
+		"no-read-only-root":     "bwrap did not make / read-only",
+		"absent":                "bwrap is not installed",
+	}
+	sentinel := filepath.Join(out, "ran")
+	for name, why := range want {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), name)
+			require.NoError(t, os.Mkdir(dir, 0o755))
+			if body, ok := fakes[name]; ok {
+				require.NoError(t, os.WriteFile(filepath.Join(dir, "bwrap"), []byte("#!/bin/sh\n"+body+"\n"), 0o755))
+			}
+			if name == "no-read-only-root" {
+				if _, err := exec.LookPath("unshare"); err != nil {
+					t.Skip("needs util-linux's unshare to play a bwrap without a read-only root")
+				}
+			}
+			r, rep := runBwrap(t, bin, nil, []string{"PATH=" + dir + ":/usr/bin:/bin"}, w, "/bin/sh", "-c", `echo ran > "$0"`, sentinel)
+			if name == "absent" {
+				r, rep = runBwrap(t, bin, nil, []string{"PATH=" + dir}, w, "/bin/sh", "-c", `echo ran > "$0"`, sentinel)
+			}
+			require.Equal(t, 125, r.status, "stdout %q stderr %q", r.stdout, r.stderr)
+			require.NoFileExists(t, sentinel)
+			require.Equal(t, "refused", rep.Outcome)
+			require.Equal(t, "backend-unavailable", rep.Reason)
+			require.Contains(t, rep.Error, why)
+			require.Equal(t, 1, strings.Count(r.stderr, "\n"), "one line: %q", r.stderr)
+			require.True(t, strings.HasPrefix(r.stderr, "confine: "), r.stderr)
+		})
+	}
+}
+
+func TestBwrapSignalsAndExitStatus(t *testing.T) {
+	requireBwrap(t)
+	w, _ := sandbox(t)
+	cmd := exec.Command(bin, "--worktree", w, "--backend", "bwrap", "--", "/bin/sh", "-c",
+		`trap 'exit 7' TERM; echo ready; while :; do sleep 0.05; done`)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	line := make([]byte, 6)
+	_, err = io.ReadFull(stdout, line)
+	require.NoError(t, err)
+	require.Equal(t, "ready\n", string(line))
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM), "signal the launcher, as a caller would")
+	cmd.Wait()
+	require.Equal(t, 7, cmd.ProcessState.ExitCode(), "the command's trap ran: the signal reached it past bwrap")
+
+	r := confine(t, "", nil, "--worktree", w, "--backend", "bwrap", "--", "/bin/sh", "-c", "kill -KILL $$")
+	require.Equal(t, syscall.SIGKILL, r.signal, "confine dies as its command did")
+	r = confine(t, "", nil, "--worktree", w, "--backend", "bwrap", "--", "/nonexistent/command")
+	require.Equal(t, 127, r.status, r.stderr)
+	require.Contains(t, r.stderr, "no such file")
+}

@@ -1,0 +1,391 @@
+package launch
+
+import (
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/confine-dev/confine/sandbox/internal/msg"
+	"github.com/confine-dev/confine/sandbox/pathfd"
+	"github.com/confine-dev/confine/sandbox/report"
+)
+
+// The bwrap backend, for kernels where Landlock is absent (before 5.13, or built without it) or disabled (left
+// out of lsm=), or when --backend bwrap asks for it. bubblewrap (https://github.com/containers/bubblewrap, 0.4
+// or later) builds the read-only layer: the host's root bound read-only, a read-write bind of each writable root,
+// a synthetic /dev (never the host's), a new /proc, and new PID and IPC namespaces. It then starts this binary
+// inside as the init of the PID namespace, a bwrap child: a layered child (child.go) that does not build the
+// layer but checks that bwrap did, and runs the same tail (seccomp, root's capabilities, the keyring, the
+// report, the command as its child). Nothing but bwrap's mounts stops a write: a denied write is EROFS.
+//
+// bwrap takes paths, so each bind names its validated descriptor by /proc/self/fd/N: bwrap opens that magic
+// link, which is the directory that was validated whatever its path has become since (TOCTOU-safe as the mount
+// layer's open_tree clones are). The destination is the root's path: if that path was swapped since, the
+// validated tree is only shown somewhere else, and nothing else becomes writable.
+//
+// bwrap's descriptors, as it passes them on to the bwrap child, are a layered child's (3 handoff, 4 sync, 5 the
+// report or a placeholder), then:
+const (
+	bwrapStderrFD = 6 // the caller's stderr: bwrap's own fd 2 is a pipe to confine, which names its errors
+	bwrapExeFD    = 7 // this binary (O_PATH), which bwrap executes as /proc/self/fd/7
+	bwrapRootFD   = 8 // the first root bound read-write; the others follow in order
+)
+
+// bwrapMark is the prefix of layerEnv's value for a bwrap child.
+const bwrapMark = "bwrap "
+
+// bwrapProbeEnv marks the trivial command probeBwrap runs under bwrap.
+const bwrapProbeEnv = "CONFINE_INTERNAL_BWRAP_PROBE"
+
+// findBwrap is the bwrap executable from $PATH (default /usr/local/bin:/usr/bin:/bin).
+func findBwrap() (string, error) {
+	path, err := lookPath("bwrap")
+	if err != nil {
+		return "", msg.Err("bwrap is not installed (not found in $PATH): install bubblewrap (Debian, Ubuntu and Fedora call its package bubblewrap)")
+	}
+	return path, nil
+}
+
+// bwrapBase are the arguments of every bwrap run: the layer without its writable roots. --new-session (setsid)
+// leaves the command no controlling terminal to open as /dev/tty, unless --tty asks for the terminal.
+func bwrapBase(tty bool) []string {
+	args := []string{"bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid",
+		"--unshare-ipc", "--as-pid-1", "--die-with-parent"}
+	if !tty {
+		args = append(args, "--new-session")
+	}
+	return args
+}
+
+// bwrapBinds are the roots bwrap binds read-write, in the order their descriptors follow bwrapRootFD: every
+// writable root outside /dev, and a character device given with --allow (say /dev/kvm), bound with device
+// access. /dev/null, /dev/tty, /dev/ptmx, /dev/pts and /dev/shm are bwrap's own in its synthetic /dev (a
+// private devpts instance and a private /dev/shm on its tmpfs).
+func (p *plan) bwrapBinds() (binds []*pathfd.Root) {
+	for _, r := range p.roots {
+		granted := false
+		for _, rule := range p.rules {
+			granted = granted || rule.FD == r.FD
+		}
+		switch {
+		case !granted:
+		case r.Kind == pathfd.CharDev && !isBwrapDev(r.Path):
+			binds = append(binds, r)
+		case r.Path != "/dev" && !strings.HasPrefix(r.Path, "/dev/"):
+			binds = append(binds, r)
+		}
+	}
+	return binds
+}
+
+func isBwrapDev(path string) bool {
+	switch path {
+	case "/dev/null", "/dev/tty", "/dev/ptmx", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom":
+		return true
+	}
+	return false
+}
+
+// bwrapped is the parent's side of a bwrap child: a layered child whose process is bwrap.
+type bwrapped struct {
+	*layered
+	stderr *relay
+}
+
+// startBwrap starts bwrap at path with p's layer, and this binary inside it as a bwrap child that waits for its
+// Handoff. The signals that are forwarded are ignored by bwrap (a disposition it inherits): its outer process
+// would die of them and take the sandbox with it, while this process forwards them to the bwrap child, which
+// forwards them to the command. Errors are refusals: there is no layer to fall back to.
+func startBwrap(path string, p *plan, reportFD int) (*bwrapped, error) {
+	ns, err := os.Readlink("/proc/self/ns/mnt")
+	if err != nil {
+		return nil, report.Refuse(report.Internal, "reading our mount namespace: ", err.Error())
+	}
+	exe, err := unix.Open("/proc/self/exe", unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, report.Refuse(report.Internal, "opening this binary for bwrap: ", err.Error())
+	}
+	defer unix.Close(exe)
+	sock, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, report.Refuse(report.Internal, "socketpair: ", err.Error())
+	}
+	// The bwrap child's first byte on the socket carries its credentials (SCM_CREDENTIALS, with its PID in our
+	// PID namespace: the kernel translates it), which is how signals reach it past bwrap.
+	unix.SetsockoptInt(sock[0], unix.SOL_SOCKET, unix.SO_PASSCRED, 1)
+	var sync, errPipe [2]int
+	if err := unix.Pipe2(sync[:], unix.O_CLOEXEC); err != nil {
+		closeAll(sock[:]...)
+		return nil, report.Refuse(report.Internal, "pipe2: ", err.Error())
+	}
+	if err := unix.Pipe2(errPipe[:], unix.O_CLOEXEC); err != nil {
+		closeAll(sock[0], sock[1], sync[0], sync[1])
+		return nil, report.Refuse(report.Internal, "pipe2: ", err.Error())
+	}
+	placeholder := exe
+	if reportFD >= 0 {
+		placeholder = reportFD
+	}
+	files := []uintptr{0, 1, uintptr(errPipe[1]), uintptr(sock[1]), uintptr(sync[1]), uintptr(placeholder), 2, uintptr(exe)}
+	args := bwrapBase(p.tty)
+	for i, r := range p.bwrapBinds() {
+		files = append(files, uintptr(r.FD))
+		bind := "--bind"
+		if r.Kind == pathfd.CharDev {
+			bind = "--dev-bind"
+		}
+		args = append(args, bind, "/proc/self/fd/"+strconv.Itoa(bwrapRootFD+i), r.Path)
+	}
+	args = append(args, "--", "/proc/self/fd/"+strconv.Itoa(bwrapExeFD))
+	unix.SetNonblock(sync[0], true)
+	unix.SetNonblock(errPipe[0], true)
+	c := &layered{sock: sock[0], sync: os.NewFile(uintptr(sync[0]), "sync"), root: -1, pidfdNum: -1, fwdPidfd: -1,
+		reportFD: reportFD, sigs: make(chan os.Signal, 8), peer: true}
+	b := &bwrapped{layered: c, stderr: newRelay(os.NewFile(uintptr(errPipe[0]), "bwrap stderr"))}
+	pidfd := -1
+	signal.Ignore(forwarded...) // for bwrap to inherit; a signal that comes before Notify is lost
+	c.pid, err = syscall.ForkExec(path, args, &syscall.ProcAttr{Env: append(append([]string{}, p.env...), layerEnv+"="+bwrapMark+ns),
+		Files: files, Sys: &syscall.SysProcAttr{Pdeathsig: unix.SIGKILL, PidFD: &pidfd}})
+	signal.Notify(c.sigs, forwarded...)
+	closeAll(sock[1], sync[1], errPipe[1])
+	if pidfd >= 0 {
+		unix.SetNonblock(pidfd, true)
+		c.pidfd, c.pidfdNum = os.NewFile(uintptr(pidfd), "pidfd"), pidfd
+	}
+	if err != nil {
+		c.pid = 0
+		c.Abort()
+		return nil, report.Refuse(report.BackendUnavailable, "starting ", path, ": ", err.Error())
+	}
+	return b, nil
+}
+
+func (b *bwrapped) Root() int { return pathfd.Here }
+
+// Run runs the layered child's protocol with the bwrap child. If the bwrap child never started, bwrap failed
+// to build the sandbox: the refusal says what bwrap said, and why that usually happens.
+func (b *bwrapped) Run(h *Handoff) (syscall.WaitStatus, error) {
+	ws, err := b.layered.Run(h)
+	if err == nil || b.started {
+		b.stderr.pass()
+		return ws, err
+	}
+	said := b.stderr.all()
+	return 0, report.Refuse(report.BackendUnavailable, "bwrap could not build the sandbox: ", bwrapWhy(said), " (nothing ran)")
+}
+
+// bwrapWhy names the classic reasons bwrap fails from what it printed (its messages, bubblewrap.c).
+func bwrapWhy(said string) string {
+	said = strings.TrimSpace(said)
+	line := said
+	if i := strings.LastIndexByte(said, '\n'); i >= 0 {
+		line = said[i+1:]
+	}
+	line = strings.TrimSuffix(line, ".")
+	if line == "" {
+		line = "it printed nothing"
+	}
+	var why string
+	switch {
+	case strings.Contains(said, "No permissions to create"), strings.Contains(said, "Creating new namespace failed"):
+		why = "user namespaces cannot be created here: a sysctl (user.max_user_namespaces=0, kernel.unprivileged_userns_clone=0) or a container's seccomp profile blocks them; a setuid bwrap (chmod u+s) works without them"
+	case strings.Contains(said, "uid map"), strings.Contains(said, "setgroups"):
+		why = "the user namespace has no capabilities: AppArmor's restriction of unprivileged user namespaces (Ubuntu 24.04 and later) applies to bwrap; install an AppArmor profile for bwrap (see sandbox/README.md)"
+	case strings.Contains(said, "slave"), strings.Contains(said, "pivot_root"),
+		strings.Contains(said, "mount") && (strings.Contains(said, "Permission denied") || strings.Contains(said, "Operation not permitted")):
+		why = "mounts are denied in the new namespaces, as in a container without mount propagation or with a seccomp or AppArmor profile that blocks mount"
+	}
+	if why == "" {
+		return line
+	}
+	return line + ": " + why
+}
+
+// relay collects what bwrap prints until the command runs (to name a failure), then passes it on to stderr.
+type relay struct {
+	mu      sync.Mutex
+	buf     []byte
+	through bool
+	done    chan struct{}
+}
+
+func newRelay(f *os.File) *relay {
+	r := &relay{done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		defer f.Close()
+		b := make([]byte, 1024)
+		for {
+			n, err := f.Read(b)
+			r.mu.Lock()
+			if r.through {
+				writeAll(2, b[:n])
+			} else if len(r.buf) < 4096 {
+				r.buf = append(r.buf, b[:n]...)
+			}
+			r.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return r
+}
+
+// pass writes what was collected to stderr, and the rest as it comes.
+func (r *relay) pass() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	writeAll(2, r.buf)
+	r.buf, r.through = nil, true
+}
+
+// all is everything bwrap printed, once it has exited.
+func (r *relay) all() string {
+	<-r.done
+	return string(r.buf)
+}
+
+// bwrapChildStart is a bwrap child's first step: its first byte on the handoff socket, whose credentials tell
+// the parent its PID, and the caller's stderr back on 2.
+func bwrapChildStart() error {
+	if err := unix.Dup3(bwrapStderrFD, 2, 0); err != nil {
+		return msg.Err("dup3: ", err)
+	}
+	if err := writeAll(handoffFD, []byte{'p'}); err != nil {
+		return msg.Err("telling the parent our PID: ", err)
+	}
+	return nil
+}
+
+// checkBwrapLayer checks what bwrap was asked for, rather than trusting it: this process is the init of a new
+// PID namespace, and / is a read-only mount (statfs ST_RDONLY). A bwrap that ignored its arguments (or a
+// program that only calls itself bwrap) fails here, and nothing runs.
+func checkBwrapLayer() error {
+	var st unix.Statfs_t
+	if err := unix.Statfs("/", &st); err != nil {
+		return report.Refuse(report.BackendUnavailable, "statfs(/) under bwrap: ", err.Error())
+	}
+	if st.Flags&unix.ST_RDONLY == 0 {
+		return report.Refuse(report.BackendUnavailable, "bwrap did not make / read-only: the sandbox is not in place (nothing ran)")
+	}
+	if os.Getpid() != 1 {
+		return report.Refuse(report.BackendUnavailable, "bwrap did not start confine as the init of a new PID namespace (nothing ran)")
+	}
+	return nil
+}
+
+// peerPID reads the layered child's first byte on the handoff socket and returns the PID its credentials
+// carry, in our PID namespace.
+func peerPID(sock int) (int, error) {
+	b := make([]byte, 1)
+	oob := make([]byte, unix.CmsgSpace(unix.SizeofUcred))
+	for {
+		n, oobn, err := recvmsg(sock, b, oob, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		if n == 0 {
+			return 0, msg.Err("the child ended first")
+		}
+		cmsgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+		if err != nil || len(cmsgs) != 1 {
+			return 0, msg.Err("no credentials")
+		}
+		cred, err := unix.ParseUnixCredentials(&cmsgs[0])
+		if err != nil {
+			return 0, err
+		}
+		return int(cred.Pid), nil
+	}
+}
+
+// probeBwrap runs a trivial command under bwrap at path, with the layer every launch gets (no writable root),
+// and says whether a write outside failed as it must: the command (this binary, bwrapProbe) checks that / is
+// read-only and that creating a file in /tmp fails with EROFS. It does not trust bwrap --version.
+func probeBwrap(path string) error {
+	exe, err := unix.Open("/proc/self/exe", unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(exe)
+	null, err := unix.Open("/dev/null", unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(null)
+	var errPipe [2]int
+	if err := unix.Pipe2(errPipe[:], unix.O_CLOEXEC); err != nil {
+		return err
+	}
+	unix.SetNonblock(errPipe[0], true)
+	out := newRelay(os.NewFile(uintptr(errPipe[0]), "bwrap stderr"))
+	args := append(bwrapBase(false), "--", "/proc/self/fd/3")
+	pid, err := syscall.ForkExec(path, args, &syscall.ProcAttr{Env: append(os.Environ(), bwrapProbeEnv+"=1"),
+		Files: []uintptr{uintptr(null), uintptr(null), uintptr(errPipe[1]), uintptr(exe)},
+		Sys:   &syscall.SysProcAttr{Pdeathsig: unix.SIGKILL}})
+	unix.Close(errPipe[1])
+	if err != nil {
+		return msg.Err("starting ", path, ": ", err)
+	}
+	var ws syscall.WaitStatus
+	wait(pid, &ws)
+	said := out.all()
+	switch {
+	case ws.Exited() && ws.ExitStatus() == 0:
+		return nil
+	case ws.Exited() && ws.ExitStatus() == probeNotReadOnly:
+		return msg.Err(path, " ran the test command, but / was not read-only in it")
+	case ws.Exited() && ws.ExitStatus() == probeWrote:
+		return msg.Err(path, " ran the test command, and its write outside succeeded")
+	case ws.Exited() && ws.ExitStatus() == probeNotEROFS:
+		return msg.Err(path, " ran the test command, and its write outside failed, but not with EROFS")
+	}
+	return msg.Err(path, " failed (", waitText(ws), "): ", bwrapWhy(said))
+}
+
+// The bwrap probe's exit statuses, above any of bwrap's own (1).
+const (
+	probeNotReadOnly = 90
+	probeWrote       = 91
+	probeNotEROFS    = 92
+)
+
+// IsBwrapProbe says whether this process is probeBwrap's test command.
+func IsBwrapProbe() bool { return os.Getenv(bwrapProbeEnv) != "" && os.Getpid() == 1 }
+
+// BwrapProbe is the test command's whole life: / must be read-only, and creating a file in /tmp (writable on
+// the host, not bound here) must fail with EROFS. It returns the exit status.
+func BwrapProbe() int {
+	var st unix.Statfs_t
+	if unix.Statfs("/", &st) != nil || st.Flags&unix.ST_RDONLY == 0 {
+		return probeNotReadOnly
+	}
+	var tv unix.Timeval
+	unix.Gettimeofday(&tv)
+	name := "/tmp/.confine-bwrap-probe-" + strconv.FormatInt(tv.Nano(), 36)
+	fd, err := unix.Open(name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
+	switch {
+	case err == nil:
+		unix.Close(fd)
+		unix.Unlink(name)
+		return probeWrote
+	case err != unix.EROFS:
+		return probeNotEROFS
+	}
+	return 0
+}
+
+func closeAll(fds ...int) {
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+}
