@@ -101,7 +101,7 @@ type bwrapped struct {
 // Handoff. The signals that are forwarded are ignored by bwrap (a disposition it inherits): its outer process
 // would die of them and take the sandbox with it, while this process forwards them to the bwrap child, which
 // forwards them to the command. Errors are refusals: there is no layer to fall back to.
-func startBwrap(path string, p *plan, reportFD int) (*bwrapped, error) {
+func startBwrap(path string, p *plan, binds []*pathfd.Root, reportFD int) (*bwrapped, error) {
 	ns, err := os.Readlink("/proc/self/ns/mnt")
 	if err != nil {
 		return nil, report.Refuse(report.Internal, "reading our mount namespace: ", err.Error())
@@ -133,7 +133,7 @@ func startBwrap(path string, p *plan, reportFD int) (*bwrapped, error) {
 	}
 	files := []uintptr{0, 1, uintptr(errPipe[1]), uintptr(sock[1]), uintptr(sync[1]), uintptr(placeholder), 2, uintptr(exe)}
 	args := bwrapBase(p.tty)
-	for i, r := range p.bwrapBinds() {
+	for i, r := range binds {
 		files = append(files, uintptr(r.FD))
 		bind := "--bind"
 		if r.Kind == pathfd.CharDev {
@@ -168,7 +168,8 @@ func startBwrap(path string, p *plan, reportFD int) (*bwrapped, error) {
 func (b *bwrapped) Root() int { return pathfd.Here }
 
 // Run runs the layered child's protocol with the bwrap child. If the bwrap child never started, bwrap failed
-// to build the sandbox: the refusal says what bwrap said, and why that usually happens.
+// to build the sandbox: the error wraps ErrLayerUnavailable, and says what bwrap said and why that usually
+// happens.
 func (b *bwrapped) Run(h *Handoff) (syscall.WaitStatus, error) {
 	ws, err := b.layered.Run(h)
 	if err == nil || b.started {
@@ -176,7 +177,7 @@ func (b *bwrapped) Run(h *Handoff) (syscall.WaitStatus, error) {
 		return ws, err
 	}
 	said := b.stderr.all()
-	return 0, report.Refuse(report.BackendUnavailable, "bwrap could not build the sandbox: ", bwrapWhy(said), " (nothing ran)")
+	return 0, msg.Err(ErrLayerUnavailable, ": bwrap could not build the sandbox: ", bwrapWhy(said), " (nothing ran)")
 }
 
 // bwrapWhy names the classic reasons bwrap fails from what it printed (its messages, bubblewrap.c).
@@ -278,6 +279,20 @@ func checkBwrapLayer() error {
 		return report.Refuse(report.BackendUnavailable, "bwrap did not start confine as the init of a new PID namespace (nothing ran)")
 	}
 	return nil
+}
+
+// bwrapOwn opens one of bwrap's private mounts in its synthetic /dev (O_PATH), checking its file system type.
+func bwrapOwn(path string, magic int64) (int, error) {
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, msg.Err("opening bwrap's ", path, ": ", err)
+	}
+	var st unix.Statfs_t
+	if err := unix.Fstatfs(fd, &st); err != nil || int64(st.Type) != magic {
+		unix.Close(fd)
+		return -1, msg.Err("bwrap's ", path, " is not the private mount it should be")
+	}
+	return fd, nil
 }
 
 // peerPID reads the layered child's first byte on the handoff socket and returns the PID its credentials

@@ -88,8 +88,8 @@ func (p *plan) handoff(prog []unix.SockFilter, callerReportFD int) *Handoff {
 		writable[r.FD] = true
 	}
 	for i, r := range p.rules {
-		if p.bwrap != "" {
-			break // bwrap binds the roots; the bwrap child needs no descriptor of them
+		if p.handled == 0 {
+			break // the bwrap backend: bwrap binds the roots, and there is no Landlock rule to add
 		}
 		h.Rules = append(h.Rules, HandoffRule{Path: r.Path, Dir: r.Dir, Writable: writable[r.FD], Devpts: i == p.devpts, Shm: i == p.shm})
 		h.fds = append(h.fds, r.FD)
@@ -574,7 +574,7 @@ const execMark = 'x'
 func waitText(ws syscall.WaitStatus) string {
 	switch {
 	case ws.Signaled():
-		return "killed by signal " + strconv.Itoa(int(ws.Signal())) + " (" + ws.Signal().String() + ")"
+		return "killed by " + signalName(ws.Signal())
 	case ws.Exited():
 		return "exit status " + strconv.Itoa(ws.ExitStatus())
 	}
@@ -582,6 +582,20 @@ func waitText(ws syscall.WaitStatus) string {
 }
 
 // runChild is RunChild's work; bwrap says the child was started by bwrap (bwrap.go), which built the layer.
+// signalName is a signal's uapi name for the ones a process usually dies of, else "signal N": a table of these
+// alone, not x/sys's of every signal (SignalName).
+func signalName(sig syscall.Signal) string {
+	names := [...]string{unix.SIGHUP: "SIGHUP", unix.SIGINT: "SIGINT", unix.SIGQUIT: "SIGQUIT", unix.SIGILL: "SIGILL",
+		unix.SIGTRAP: "SIGTRAP", unix.SIGABRT: "SIGABRT", unix.SIGBUS: "SIGBUS", unix.SIGFPE: "SIGFPE",
+		unix.SIGKILL: "SIGKILL", unix.SIGUSR1: "SIGUSR1", unix.SIGSEGV: "SIGSEGV", unix.SIGUSR2: "SIGUSR2",
+		unix.SIGPIPE: "SIGPIPE", unix.SIGALRM: "SIGALRM", unix.SIGTERM: "SIGTERM", unix.SIGXCPU: "SIGXCPU",
+		unix.SIGXFSZ: "SIGXFSZ", unix.SIGSYS: "SIGSYS"}
+	if int(sig) < len(names) && names[sig] != "" {
+		return names[sig]
+	}
+	return "signal " + strconv.Itoa(int(sig))
+}
+
 func runChild(s System, bwrap bool) error {
 	if bwrap {
 		if err := bwrapChildStart(); err != nil {
@@ -614,6 +628,22 @@ func runChild(s System, bwrap bool) error {
 	if bwrap {
 		if err := checkBwrapLayer(); err != nil {
 			return err
+		}
+		// Under a Landlock domain (tryBwrapLayer), /dev/shm and /dev/pts are bwrap's private ones, not the
+		// host's the parent opened: their rules move to them.
+		for _, u := range []struct {
+			i     int
+			path  string
+			magic int64
+		}{{devpts, "/dev/pts", unix.DEVPTS_SUPER_MAGIC}, {shm, "/dev/shm", unix.TMPFS_MAGIC}} {
+			if u.i < 0 {
+				continue
+			}
+			fd, err := bwrapOwn(u.path, u.magic)
+			if err != nil {
+				return report.Refuse(report.Internal, err.Error())
+			}
+			rules[u.i].FD = fd
 		}
 	} else {
 		m, _, err := s.BuildMountLayer(writable, priv)

@@ -58,7 +58,9 @@ func Probe(f Facts, s System) report.Probe {
 	metadata := MetadataMountLayer
 	if err := s.LayerAvailable(); err != nil {
 		metadata, p.MetadataWhy = MetadataSupervisor, err.Error()
-		if err := s.SupervisorAvailable(); err != nil {
+		if path, berr := findBwrap(); f.EUID != 0 && berr == nil && probeBwrap(path) == nil {
+			metadata, p.MetadataWhy = MetadataMountLayer, p.MetadataWhy+"; "+path+" builds it instead (a test command under it had a read-only /)"
+		} else if err := s.SupervisorAvailable(); err != nil {
 			metadata, p.MetadataWhy = MetadataSeccomp, p.MetadataWhy+"; "+err.Error()
 		}
 		p.Warnings = append(p.Warnings, p.MetadataWhy)

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -321,12 +322,49 @@ func confine(t *testing.T, spec string, args ...string) result {
 	return confineEnv(t, nil, spec, args...)
 }
 
-// noBwrap is an environment in which bwrap cannot be found: a kernel without Landlock then has no backend.
-func noBwrap(t *testing.T) []string { return []string{"PATH=" + t.TempDir()} }
+// noBwrap is an environment in which bwrap cannot be found (everything else on $PATH can): a kernel without
+// Landlock then has no backend, and a user without the mount layer gets no bwrap layer either.
+func noBwrap(t *testing.T) []string {
+	noBwrapOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "confine-nobwrap")
+		if err != nil {
+			panic(err)
+		}
+		os.Chmod(dir, 0o755)
+		for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+			entries, _ := os.ReadDir(d)
+			for _, e := range entries {
+				if e.Name() != "bwrap" {
+					os.Symlink(filepath.Join(d, e.Name()), filepath.Join(dir, e.Name())) // the first one wins
+				}
+			}
+		}
+		noBwrapPath = dir
+	})
+	return []string{"PATH=" + noBwrapPath}
+}
+
+// fakeEnvFor is the environment that makes the launcher under test play spec; for a spec without namespaces,
+// with bwrap hidden too (see confineEnv).
+func fakeEnvFor(spec string) []string {
+	env := []string{fakeEnv + "=" + spec}
+	if strings.Contains(spec, "layer=off") {
+		env = append(env, noBwrap(nil)...)
+	}
+	return env
+}
+
+var (
+	noBwrapOnce sync.Once
+	noBwrapPath string
+)
 
 // confineEnv is confine with env added to the environment.
 func confineEnv(t *testing.T, env []string, spec string, args ...string) result {
 	t.Helper()
+	if strings.Contains(spec, "layer=off") && len(env) == 0 {
+		env = noBwrap(t) // no namespaces at all: a bwrap that is not setuid could not build a layer either
+	}
 	w := t.TempDir()
 	sentinel := filepath.Join(w, "SENTINEL")
 	for i := range args {
@@ -475,7 +513,7 @@ func truncateIn(t *testing.T, spec string) string {
 	require.NoError(t, os.WriteFile(f, []byte("x"), 0o644))
 	// env(1) gives only the confined child the helper variable, and takes the fake kernel away from it.
 	cmd := exec.Command(os.Args[0], "--worktree", w, "--", "env", "-u", fakeEnv, truncateEnv+"="+f, os.Args[0])
-	cmd.Env = append(os.Environ(), fakeEnv+"="+spec)
+	cmd.Env = append(os.Environ(), fakeEnvFor(spec)...)
 	out, _ := cmd.Output()
 	return string(out)
 }
@@ -484,7 +522,7 @@ func stdoutOf(t *testing.T, spec, script string) string {
 	t.Helper()
 	w := t.TempDir()
 	cmd := exec.Command(os.Args[0], "--worktree", w, "--", "/bin/sh", "-c", script, w)
-	cmd.Env = append(os.Environ(), fakeEnv+"="+spec)
+	cmd.Env = append(os.Environ(), fakeEnvFor(spec)...)
 	out, _ := cmd.Output()
 	return string(out)
 }
@@ -540,7 +578,8 @@ func TestALayerThatFailsToBuildFallsBackConfined(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(base) })
 	target := filepath.Join(base, "outside")
-	r := confine(t, "buildlayer=EPERM", "--worktree", "$W", "--report-fd", "3", "--", "/bin/sh", "-c",
+	// Without bwrap: as nobody, bwrap would be tried for the layer next (TestBwrapBuildsTheLayerWhereMountsAreDenied).
+	r := confineEnv(t, noBwrap(t), "buildlayer=EPERM", "--worktree", "$W", "--report-fd", "3", "--", "/bin/sh", "-c",
 		`echo out > "$1"; echo in > "$0"`, "$S", target)
 	require.Equal(t, "supervisor", r.report["metadata"], r.raw)
 	require.Contains(t, fmt.Sprint(r.report["warnings"]), "mount layer unavailable")
@@ -911,7 +950,7 @@ func TestAHostThatDeniesKeyctlGetsNoKeyringCalls(t *testing.T) {
 func confinedSelf(t *testing.T, spec, env string) (string, string, error) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "--worktree", t.TempDir(), "--", "env", "-u", fakeEnv, env+"=1", os.Args[0])
-	cmd.Env = append(withoutTempVars(os.Environ()), fakeEnv+"="+spec)
+	cmd.Env = append(withoutTempVars(os.Environ()), fakeEnvFor(spec)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -976,4 +1015,30 @@ func TestProbeTriesBwrapWithoutLandlock(t *testing.T) {
 	p = probe(nil)
 	require.Equal(t, "bwrap", p["auto_backend"], "%v", p)
 	require.Equal(t, "mount-layer", p["metadata"])
+}
+
+// Where a user's layered child gets a user namespace but no mounts in it (Ubuntu 24.04's AppArmor restriction,
+// played here by a layer that fails to build), bwrap builds the layer if it can, under the Landlock domain: writes
+// outside fail, and the command gets a private /dev/shm, which the supervisor could not give it.
+func TestBwrapBuildsTheLayerWhereMountsAreDenied(t *testing.T) {
+	requireLandlock(t)
+	if os.Geteuid() == 0 {
+		t.Skip("as root the layer is built in place, without a layered child; make sandbox-test runs this as nobody too")
+	}
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bwrap is not installed here (make deps installs bubblewrap)")
+	}
+	base, err := os.MkdirTemp("/var/tmp", "confine-bwraplayer") // not under /tmp, which is writable
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	target := filepath.Join(base, "outside")
+	r := confine(t, "buildlayer=EPERM", "--worktree", "$W", "--report-fd", "3", "--", "/bin/sh", "-c",
+		`echo out > "$1"; echo shm > /dev/shm/x && echo in > "$0" && chmod +x "$0"`, "$S", target)
+	require.Equal(t, 0, r.status, r.stderr)
+	require.Equal(t, "landlock", r.report["backend"], r.raw)
+	require.Equal(t, "mount-layer", r.report["metadata"], r.raw)
+	require.Contains(t, fmt.Sprint(r.report["warnings"]), "the mount layer is ", r.raw)
+	require.Contains(t, r.stderr, "Read-only file system", "bwrap's read-only root answers first")
+	require.NoFileExists(t, target)
+	require.True(t, r.sentinel, "the write inside works: %s", r.stderr)
 }
