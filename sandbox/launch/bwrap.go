@@ -95,6 +95,7 @@ func isBwrapDev(path string) bool {
 type bwrapped struct {
 	*layered
 	stderr *relay
+	intHup [2]uintptr // SIGINT's and SIGHUP's handlers before signal.Ignore (see restoreSignals)
 }
 
 // startBwrap starts bwrap at path with p's layer, and this binary inside it as a bwrap child that waits for its
@@ -148,6 +149,9 @@ func startBwrap(path string, p *plan, binds []*pathfd.Root, reportFD int) (*bwra
 		reportFD: reportFD, sigs: make(chan os.Signal, 8), peer: true}
 	b := &bwrapped{layered: c, stderr: newRelay(os.NewFile(uintptr(errPipe[0]), "bwrap stderr"))}
 	pidfd := -1
+	for i, sig := range []syscall.Signal{unix.SIGINT, unix.SIGHUP} {
+		b.intHup[i] = handlerOf(sig)
+	}
 	signal.Ignore(forwarded...) // for bwrap to inherit; a signal that comes before Notify is lost
 	c.pid, err = syscall.ForkExec(path, args, &syscall.ProcAttr{Env: append(append([]string{}, p.env...), layerEnv+"="+bwrapMark+ns),
 		Files: files, Sys: &syscall.SysProcAttr{Pdeathsig: unix.SIGKILL, PidFD: &pidfd}})
@@ -160,9 +164,22 @@ func startBwrap(path string, p *plan, binds []*pathfd.Root, reportFD int) (*bwra
 	if err != nil {
 		c.pid = 0
 		c.Abort()
-		return nil, report.Refuse(report.BackendUnavailable, "starting ", path, ": ", err.Error())
+		b.restoreSignals()
+		return nil, msg.Err(ErrLayerUnavailable, ": starting ", path, ": ", err)
 	}
 	return b, nil
+}
+
+// restoreSignals undoes signal.Ignore for a caller that goes on without bwrap: once Notify and Stop have run,
+// the Go runtime leaves SIGINT and SIGHUP at the disposition Ignore set (its own rule for these two, which a
+// program started with them ignored keeps), and a command executed in place would inherit SIG_IGN. Each gets
+// back SIG_IGN if that is what it had, else SIG_DFL (what execve makes of a handler).
+func (b *bwrapped) restoreSignals() {
+	for i, sig := range []syscall.Signal{unix.SIGINT, unix.SIGHUP} {
+		if b.intHup[i] != sigIgn {
+			setDefault(sig)
+		}
+	}
 }
 
 func (b *bwrapped) Root() int { return pathfd.Here }

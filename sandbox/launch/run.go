@@ -186,16 +186,15 @@ func (p *plan) runBwrap(cfg Config, refuse func(error) error) error {
 	}
 	p.pidNS = true
 	child, err := startBwrap(p.bwrap, p, p.bwrapBinds(), cfg.ReportFD)
-	if err != nil {
-		return refuse(err)
+	if err == nil {
+		err = p.runChild(child, MetadataMountLayer, nil, cfg.ReportFD)
 	}
-	err = p.runChild(child, MetadataMountLayer, nil, cfg.ReportFD)
 	var ee *ExecError
 	var ce *ChildExit
 	switch {
 	case errors.As(err, &ce), errors.As(err, &ee): // the child wrote the report
 		return err
-	case errors.Is(err, ErrLayerUnavailable): // bwrap never started the bwrap child
+	case errors.Is(err, ErrLayerUnavailable): // bwrap could not be started, or never started the bwrap child
 		return refuse(report.Refuse(report.BackendUnavailable, strings.TrimPrefix(err.Error(), ErrLayerUnavailable.Error()+": ")))
 	}
 	return refuse(err)
@@ -237,6 +236,9 @@ func (p *plan) tryBwrapLayer(cfg Config, why error, reopen bool) (bool, error) {
 		p.bwrapLayer = msg.Str("the mount layer is ", path, "'s (", why, ")")
 		err = p.runChild(child, MetadataMountLayer, nil, cfg.ReportFD)
 		p.bwrapLayer = ""
+		if errors.Is(err, ErrLayerUnavailable) {
+			child.restoreSignals()
+		}
 	}
 	var ee *ExecError
 	var ce *ChildExit

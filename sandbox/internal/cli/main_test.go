@@ -1042,3 +1042,21 @@ func TestBwrapBuildsTheLayerWhereMountsAreDenied(t *testing.T) {
 	require.NoFileExists(t, target)
 	require.True(t, r.sentinel, "the write inside works: %s", r.stderr)
 }
+
+// A bwrap that fails to build the layer leaves nothing behind: the fallback that then executes the command in
+// place (no listener: seccomp-deny) hands it SIGINT and SIGHUP at their default, not at the SIG_IGN bwrap was
+// given to inherit.
+func TestAFailedBwrapLayerLeavesSignalsAlone(t *testing.T) {
+	requireLandlock(t)
+	if os.Geteuid() == 0 {
+		t.Skip("bwrap is tried for the layer for a user only; make sandbox-test runs this as nobody too")
+	}
+	fake := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(fake, "bwrap"), []byte("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n"), 0o755))
+	r := confineEnv(t, []string{"PATH=" + fake + ":/usr/bin:/bin"}, "buildlayer=EPERM,supervisor=off", "--worktree", "$W", "--report-fd", "3", "--",
+		"/bin/sh", "-c", `kill -INT $$; echo survived SIGINT`)
+	require.Equal(t, "seccomp-deny", r.report["metadata"], r.raw)
+	require.Contains(t, fmt.Sprint(r.report["warnings"]), "bwrap could not build the layer either", r.raw)
+	require.NotContains(t, r.stderr+fmt.Sprint(r.status), "survived")
+	require.Equal(t, -1, r.status, "the shell died of its SIGINT (in place: confine's own process): stderr %q", r.stderr)
+}
