@@ -4,6 +4,9 @@
 #   floor    a static Go program that only execs /bin/true: the floor for any Go launcher
 #   confine  confine --worktree W -- /bin/true
 #   bwrap    bwrap --ro-bind / / --dev /dev --bind W W /bin/true: the equivalent bubblewrap policy
+#   confine-bwrap  confine --backend bwrap --worktree W -- /bin/true (the backend of kernels without Landlock)
+#   bwrap-as-backend  bwrap with the flags that backend passes (new /proc, PID and IPC namespaces, /tmp bound),
+#            running /bin/true itself: the floor for confine-bwrap
 #   baseline the same confine command with another build (optional 4th argument), e.g. the last release
 # as root and, when run as root, as nobody (the common case: an editor extension runs as its user). The
 # variants run interleaved round by round (sandbox/internal/launchbench); medians of wall and CPU time per launch.
@@ -50,12 +53,16 @@ chmod -R a+rX "$work" && chmod 777 "$work/w"
 W=$work/w
 variants=(bare=/bin/true "floor=$work/floor /bin/true" "confine=$work/confine --worktree $W -- /bin/true")
 [[ -z $baseline ]] || variants+=("baseline=$work/baseline --worktree $W -- /bin/true")
-[[ -z $bwrap ]] || variants+=("bwrap=$work/bwrap --ro-bind / / --dev /dev --bind $W $W /bin/true")
+[[ -z $bwrap ]] || variants+=("bwrap=$work/bwrap --ro-bind / / --dev /dev --bind $W $W /bin/true"
+	"confine-bwrap=$work/confine --backend bwrap --worktree $W -- /bin/true"
+	"bwrap-as-backend=$work/bwrap --ro-bind / / --dev /dev --proc /proc --unshare-pid --unshare-ipc --as-pid-1 --die-with-parent --new-session --bind $W $W --bind /tmp /tmp -- /bin/true")
 ratios=(-ratio confine/floor -ratio confine/bwrap -ratio confine/bare -ratio floor/bare)
+[[ -z $bwrap ]] || ratios+=(-ratio confine-bwrap/bwrap-as-backend)
 [[ -z $baseline ]] || ratios+=(-ratio confine/baseline -ratio baseline/floor -ratio baseline/bwrap)
 
 echo "launches: $runs per variant x $rounds rounds, interleaved; medians per launch (microseconds)"
 echo "targets: root confine/floor <= 1.25; non-root confine/bwrap <= 1.00"
+export PATH=$work:$PATH # confine --backend bwrap finds the same bwrap
 echo "as $(id -un):"
 "$work/launchbench" -runs "$runs" -rounds "$rounds" "${ratios[@]}" "${variants[@]}"
 if [[ $(id -u) == 0 ]]; then
