@@ -249,7 +249,7 @@ func startLayered(reportFD int, pidNS bool) (LayeredChild, error) {
 		files = append(files, uintptr(reportFD))
 	}
 	unix.SetNonblock(sync[0], true)
-	c := &layered{sock: sock[0], sync: os.NewFile(uintptr(sync[0]), "sync"), root: -1, pidfdNum: -1,
+	c := &layered{sock: sock[0], sync: os.NewFile(uintptr(sync[0]), "sync"), root: -1, pidfdNum: -1, fwdPidfd: -1,
 		reportFD: reportFD, sigs: make(chan os.Signal, 8)}
 	signal.Notify(c.sigs, forwarded...)
 	attr, pidfd := layerAttr(pidNS), -1
@@ -294,7 +294,11 @@ func (c *layered) Abort() {
 
 // close closes the parent's ends: once the child runs the command, or is gone.
 func (c *layered) close() {
-	for _, fd := range []int{c.sock, c.root, c.fwdPidfd} {
+	fds := []int{c.sock, c.root}
+	if c.peer { // only a bwrap child's parent has one (and 0, the zero value, is stdin)
+		fds = append(fds, c.fwdPidfd)
+	}
+	for _, fd := range fds {
 		if fd >= 0 {
 			unix.Close(fd)
 		}

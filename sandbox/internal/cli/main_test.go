@@ -136,6 +136,7 @@ type fake struct {
 	release                         string
 	interop                         launch.Interop
 	noLayer                         bool
+	abortLayer                      bool
 	noSupervisor                    bool   // no seccomp listener can be had (EBUSY)
 	hostDeniesKeyctl                bool   // a filter like Docker's default profile answers keyctl with EPERM
 	listenErr                       error  // the supervised child's seccomp listener fails (as EBUSY under another supervisor)
@@ -178,6 +179,7 @@ func newFake(spec string) *fake {
 			f.interop = launch.Interop(v)
 		case "layer":
 			f.noLayer = v == "off"
+			f.abortLayer = v == "abort"
 		case "hostkeyctl":
 			f.hostDeniesKeyctl = v == "EPERM"
 		case "supervisor":
@@ -240,6 +242,12 @@ func (f *fake) UnshareMountNS() error {
 func (f *fake) StartLayered(reportFD int, pidNS bool) (launch.LayeredChild, error) {
 	if f.noLayer {
 		return nil, fmt.Errorf("%w: user namespaces are off in this test", launch.ErrLayerUnavailable)
+	}
+	if f.abortLayer { // a child that starts, and is given up before it is handed a plan
+		if c, err := f.Host.StartLayered(reportFD, pidNS); err == nil {
+			c.Abort()
+		}
+		return nil, fmt.Errorf("%w: the layered child was aborted in this test", launch.ErrLayerUnavailable)
 	}
 	c, err := f.Host.StartLayered(reportFD, pidNS)
 	if err != nil || f.swap == "" {
@@ -1059,4 +1067,22 @@ func TestAFailedBwrapLayerLeavesSignalsAlone(t *testing.T) {
 	require.Contains(t, fmt.Sprint(r.report["warnings"]), "bwrap could not build the layer either", r.raw)
 	require.NotContains(t, r.stderr+fmt.Sprint(r.status), "survived")
 	require.Equal(t, -1, r.status, "the shell died of its SIGINT (in place: confine's own process): stderr %q", r.stderr)
+}
+
+// A layered child given up before its plan leaves the caller's descriptors as they were: the command still reads
+// the caller's stdin (an earlier build closed descriptor 0 there, and the next root opened took its number).
+func TestAnAbortedLayeredChildLeavesStdinAlone(t *testing.T) {
+	requireLandlock(t)
+	in := filepath.Join(t.TempDir(), "in")
+	require.NoError(t, os.WriteFile(in, []byte("from the caller\n"), 0o644))
+	stdin, err := os.Open(in)
+	require.NoError(t, err)
+	defer stdin.Close()
+	cmd := exec.Command(os.Args[0], "--worktree", t.TempDir(), "--", "/bin/cat")
+	cmd.Env = append(withoutTempVars(os.Environ()), fakeEnvFor("abi=5,errata=0,layer=abort")...)
+	cmd.Env = append(cmd.Env, noBwrap(t)...)
+	cmd.Stdin = stdin
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	require.Equal(t, "from the caller\n", string(out))
 }
