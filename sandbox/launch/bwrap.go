@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/confine-dev/confine/sandbox/internal/msg"
+	"github.com/confine-dev/confine/sandbox/landlock"
 	"github.com/confine-dev/confine/sandbox/pathfd"
 	"github.com/confine-dev/confine/sandbox/report"
 )
@@ -49,6 +50,43 @@ func findBwrap() (string, error) {
 		return "", msg.Err("bwrap is not installed (not found in $PATH): install bubblewrap (Debian, Ubuntu and Fedora call its package bubblewrap)")
 	}
 	return path, nil
+}
+
+// checkBwrap refuses a bwrap that a confined command could have written: one that resolves (symlinks and all)
+// to a file beneath a writable directory of rules, or to a writable file. An agent's $PATH often names
+// directories inside the worktree (node_modules/.bin, a virtualenv's bin): a command could plant a "bwrap" there
+// that the next launch would trust to build its sandbox.
+func checkBwrap(path string, rules []landlock.Rule) error {
+	real := resolved(path)
+	if real == "" {
+		return msg.Err(path, " cannot be opened")
+	}
+	for _, r := range rules {
+		if real == r.Path || (r.Dir && strings.HasPrefix(real, r.Path+"/")) {
+			return msg.Err(path, " is ", real, ", beneath the writable ", r.Path, ": a confined command could have put it there; install bubblewrap outside every writable root")
+		}
+	}
+	return nil
+}
+
+// bwrapEnv is env without what the dynamic loader and glibc take code or data from (LD_PRELOAD, LD_LIBRARY_PATH,
+// LD_AUDIT, GCONV_PATH, ...: the variables glibc drops for set-user-ID programs, ld.so(8)): bwrap is a
+// dynamically linked program that runs before any sandbox, and such a variable may name the worktree. The
+// command gets its environment from the Handoff, unchanged.
+func bwrapEnv(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		switch {
+		case strings.HasPrefix(name, "LD_"), strings.HasPrefix(name, "MALLOC_"), name == "GCONV_PATH",
+			name == "GETCONF_DIR", name == "GLIBC_TUNABLES", name == "HOSTALIASES", name == "LOCALDOMAIN",
+			name == "LOCPATH", name == "NIS_PATH", name == "NLSPATH", name == "RESOLV_HOST_CONF", name == "RES_OPTIONS",
+			name == "TMPDIR", name == "TZDIR":
+		default:
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // bwrapBase are the arguments of every bwrap run: the layer without its writable roots. --new-session (setsid)
@@ -153,7 +191,7 @@ func startBwrap(path string, p *plan, binds []*pathfd.Root, reportFD int) (*bwra
 		b.intHup[i] = handlerOf(sig)
 	}
 	signal.Ignore(forwarded...) // for bwrap to inherit; a signal that comes before Notify is lost
-	c.pid, err = syscall.ForkExec(path, args, &syscall.ProcAttr{Env: append(append([]string{}, p.env...), layerEnv+"="+bwrapMark+ns),
+	c.pid, err = syscall.ForkExec(path, args, &syscall.ProcAttr{Env: append(bwrapEnv(p.env), layerEnv+"="+bwrapMark+ns),
 		Files: files, Sys: &syscall.SysProcAttr{Pdeathsig: unix.SIGKILL, PidFD: &pidfd}})
 	signal.Notify(c.sigs, forwarded...)
 	closeAll(sock[1], sync[1], errPipe[1])
@@ -361,7 +399,7 @@ func probeBwrap(path string) error {
 	unix.SetNonblock(errPipe[0], true)
 	out := newRelay(os.NewFile(uintptr(errPipe[0]), "bwrap stderr"))
 	args := append(bwrapBase(false), "--", "/proc/self/fd/3")
-	pid, err := syscall.ForkExec(path, args, &syscall.ProcAttr{Env: append(os.Environ(), bwrapProbeEnv+"=1"),
+	pid, err := syscall.ForkExec(path, args, &syscall.ProcAttr{Env: append(bwrapEnv(os.Environ()), bwrapProbeEnv+"=1"),
 		Files: []uintptr{uintptr(null), uintptr(null), uintptr(errPipe[1]), uintptr(exe)},
 		Sys:   &syscall.SysProcAttr{Pdeathsig: unix.SIGKILL}})
 	unix.Close(errPipe[1])

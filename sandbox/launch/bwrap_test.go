@@ -22,3 +22,11 @@ func TestBwrapWhyNamesTheClassicFailures(t *testing.T) {
 		require.Contains(t, got, want, "%q", said)
 	}
 }
+
+// bwrap runs before any sandbox: nothing in its environment may make the dynamic loader take code from
+// elsewhere. The command's environment travels in the Handoff, unchanged.
+func TestBwrapEnvDropsLoaderVariables(t *testing.T) {
+	env := []string{"PATH=/usr/bin", "LD_PRELOAD=/w/evil.so", "LD_LIBRARY_PATH=/w", "LD_AUDIT=/w/a.so",
+		"GCONV_PATH=/w", "GLIBC_TUNABLES=x", "HOME=/home/u", "MALLOC_CHECK_=3"}
+	require.Equal(t, []string{"PATH=/usr/bin", "HOME=/home/u"}, bwrapEnv(env))
+}

@@ -184,6 +184,9 @@ func (p *plan) runBwrap(cfg Config, refuse func(error) error) error {
 	if err := p.open(cfg, pathfd.Here); err != nil {
 		return refuse(err)
 	}
+	if err := checkBwrap(p.bwrap, p.rules); err != nil {
+		return refuse(report.Refuse(report.BackendUnavailable, err.Error()))
+	}
 	p.pidNS = true
 	child, err := startBwrap(p.bwrap, p, p.bwrapBinds(), cfg.ReportFD)
 	if err == nil {
@@ -211,6 +214,10 @@ func (p *plan) runBwrap(cfg Config, refuse func(error) error) error {
 func (p *plan) tryBwrapLayer(cfg Config, why error, reopen bool) (bool, error) {
 	path, err := findBwrap()
 	if err != nil {
+		return false, nil
+	}
+	if err := checkBwrap(path, p.rules); err != nil {
+		p.notes = append(p.notes, "bwrap was not tried for the layer: "+err.Error())
 		return false, nil
 	}
 	// bwrap binds from our mount namespace, not a layered child's: each root is opened again here and kept only if

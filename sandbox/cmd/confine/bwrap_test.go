@@ -145,16 +145,22 @@ func TestBwrapFailuresRunNothing(t *testing.T) {
 		// New namespaces, but no read-only root: the bwrap child checks / itself.
 		"no-read-only-root": `while [ "$1" != "--" ]; do shift; done; shift; exec unshare -r -m -p -f --mount-proc "$@"`,
 	}
+	// A command could write a "bwrap" into the worktree, which an agent's $PATH may name (node_modules/.bin):
+	// the next launch must not trust it, whatever it does.
+	planted := filepath.Join(w, "bin")
+	require.NoError(t, os.Mkdir(planted, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(planted, "bwrap"), []byte("#!/bin/sh\n"+fakes["ignores-its-arguments"]+"\n"), 0o755))
 	want := map[string]string{
-		"exits-1":               "user namespaces cannot be created here",
-		"ignores-its-arguments": "not a layered child of confine",
-		"no-read-only-root":     "bwrap did not make / read-only",
-		"absent":                "bwrap is not installed",
+		"exits-1":                    "user namespaces cannot be created here",
+		"ignores-its-arguments":      "not a layered child of confine",
+		"no-read-only-root":          "bwrap did not make / read-only",
+		"absent":                     "bwrap is not installed",
+		"planted-in-a-writable-root": "beneath the writable " + w,
 	}
 	sentinel := filepath.Join(out, "ran")
 	for name, why := range want {
 		t.Run(name, func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), name)
+			dir := filepath.Join(filepath.Dir(w), name) // not under /tmp, which is writable: see planted-in-a-writable-root
 			require.NoError(t, os.Mkdir(dir, 0o755))
 			if body, ok := fakes[name]; ok {
 				require.NoError(t, os.WriteFile(filepath.Join(dir, "bwrap"), []byte("#!/bin/sh\n"+body+"\n"), 0o755))
@@ -165,8 +171,11 @@ func TestBwrapFailuresRunNothing(t *testing.T) {
 				}
 			}
 			r, rep := runBwrap(t, bin, nil, []string{"PATH=" + dir + ":/usr/bin:/bin"}, w, "/bin/sh", "-c", `echo ran > "$0"`, sentinel)
-			if name == "absent" {
+			switch name {
+			case "absent":
 				r, rep = runBwrap(t, bin, nil, []string{"PATH=" + dir}, w, "/bin/sh", "-c", `echo ran > "$0"`, sentinel)
+			case "planted-in-a-writable-root":
+				r, rep = runBwrap(t, bin, nil, []string{"PATH=" + planted + ":/usr/bin:/bin"}, w, "/bin/sh", "-c", `echo ran > "$0"`, sentinel)
 			}
 			require.Equal(t, 125, r.status, "stdout %q stderr %q", r.stdout, r.stderr)
 			require.NoFileExists(t, sentinel)

@@ -1059,7 +1059,10 @@ func TestAFailedBwrapLayerLeavesSignalsAlone(t *testing.T) {
 	if os.Geteuid() == 0 {
 		t.Skip("bwrap is tried for the layer for a user only; make sandbox-test runs this as nobody too")
 	}
-	fake := t.TempDir()
+	fake, err := os.MkdirTemp("/var/tmp", "confine-fakebwrap") // not under /tmp, which is writable
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(fake) })
+	require.NoError(t, os.Chmod(fake, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(fake, "bwrap"), []byte("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n"), 0o755))
 	r := confineEnv(t, []string{"PATH=" + fake + ":/usr/bin:/bin"}, "buildlayer=EPERM,supervisor=off", "--worktree", "$W", "--report-fd", "3", "--",
 		"/bin/sh", "-c", `kill -INT $$; echo survived SIGINT`)
