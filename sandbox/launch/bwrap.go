@@ -3,6 +3,7 @@ package launch
 import (
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,11 +53,16 @@ func findBwrap() (string, error) {
 	return path, nil
 }
 
-// checkBwrap refuses a bwrap that a confined command could have written: one that resolves (symlinks and all)
-// to a file beneath a writable directory of rules, or to a writable file. An agent's $PATH often names
-// directories inside the worktree (node_modules/.bin, a virtualenv's bin): a command could plant a "bwrap" there
-// that the next launch would trust to build its sandbox.
-func checkBwrap(path string, rules []landlock.Rule) error {
+// checkBwrap refuses a bwrap that a confined command could have written, now or in an earlier run with other
+// roots: one that resolves (symlinks and all) to a file beneath a writable directory of rules or to a writable
+// file, or that is not owned by root with no write bit for group or others, in directories that are each owned
+// by root and writable by nobody else (or sticky, as /tmp is: only root can then replace what root put there).
+// An agent's $PATH often names directories a command can write (node_modules/.bin, a virtualenv's bin,
+// ~/.cargo/bin under --profile cargo): a "bwrap" planted there would build the next launch's sandbox.
+//
+// A user's setuid bwrap is refused too: it would run confine as the host's root, or without the user namespace
+// whose capability the bwrap child needs to seal the layer.
+func checkBwrap(path string, rules []landlock.Rule, user bool) error {
 	real := resolved(path)
 	if real == "" {
 		return msg.Err(path, " cannot be opened")
@@ -66,7 +72,22 @@ func checkBwrap(path string, rules []landlock.Rule) error {
 			return msg.Err(path, " is ", real, ", beneath the writable ", r.Path, ": a confined command could have put it there; install bubblewrap outside every writable root")
 		}
 	}
-	return nil
+	for p := real; ; p = filepath.Dir(p) {
+		var st unix.Stat_t
+		if err := unix.Lstat(p, &st); err != nil {
+			return msg.Err(path, ": ", p, ": ", err)
+		}
+		dir := st.Mode&unix.S_IFMT == unix.S_IFDIR
+		if p == real && user && st.Mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
+			return msg.Err(path, " is set-user-ID or set-group-ID: confine runs only an unprivileged bwrap for a user (one that makes user namespaces)")
+		}
+		if st.Uid != 0 || (st.Mode&0o022 != 0 && !(dir && st.Mode&unix.S_ISVTX != 0)) {
+			return msg.Err(path, " is ", real, ", and ", p, " is not owned by root or is writable by others: a confined command could have put it there; use a bwrap installed by root (a distribution's bubblewrap package)")
+		}
+		if p == "/" {
+			return nil
+		}
+	}
 }
 
 // bwrapEnv is env without what the dynamic loader and glibc take code or data from (LD_PRELOAD, LD_LIBRARY_PATH,
@@ -89,13 +110,23 @@ func bwrapEnv(env []string) []string {
 	return out
 }
 
-// bwrapBase are the arguments of every bwrap run: the layer without its writable roots. --new-session (setsid)
-// leaves the command no controlling terminal to open as /dev/tty, unless --tty asks for the terminal.
-func bwrapBase(tty bool) []string {
-	args := []string{"bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid",
-		"--unshare-ipc", "--as-pid-1", "--die-with-parent"}
+// bwrapBase are the arguments of every bwrap run: the layer without its writable roots. For root, /proc stays
+// the host's, read-only with the rest (a new one would be writable: bwrap's cover of /proc/sys is skipped where
+// access(2) says EACCES, which it always does for root, who could then write every sysctl); a user's new one is
+// its user namespace's, whose uid 0 is not the kernel's global root that sysctls ask for. --new-session
+// (setsid) leaves the command no controlling terminal to open as /dev/tty, unless --tty asks for the terminal.
+// A user's bwrap child keeps CAP_SYS_ADMIN in bwrap's user namespace to seal the layer (sealBwrapLayer).
+func bwrapBase(tty, user bool) []string {
+	args := []string{"bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--unshare-ipc",
+		"--as-pid-1", "--die-with-parent"}
 	if !tty {
 		args = append(args, "--new-session")
+	}
+	if user {
+		// uid 0 in bwrap's one user namespace (no second one, as bwrap makes to give the caller's uid back), with
+		// CAP_SYS_ADMIN, which the mount namespace answers to; the command gets the caller's IDs back from the
+		// bwrap child (final.owner), which needs a /proc of its own to write the maps (the host's is read-only).
+		args = append(args, "--uid", "0", "--gid", "0", "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETFCAP", "--proc", "/proc")
 	}
 	return args
 }
@@ -133,7 +164,6 @@ func isBwrapDev(path string) bool {
 type bwrapped struct {
 	*layered
 	stderr *relay
-	intHup [2]uintptr // SIGINT's and SIGHUP's handlers before signal.Ignore (see restoreSignals)
 }
 
 // startBwrap starts bwrap at path with p's layer, and this binary inside it as a bwrap child that waits for its
@@ -171,8 +201,10 @@ func startBwrap(path string, p *plan, binds []*pathfd.Root, reportFD int) (*bwra
 		placeholder = reportFD
 	}
 	files := []uintptr{0, 1, uintptr(errPipe[1]), uintptr(sock[1]), uintptr(sync[1]), uintptr(placeholder), 2, uintptr(exe)}
-	args := bwrapBase(p.tty)
+	args := bwrapBase(p.tty, p.euid != 0)
+	p.binds = p.binds[:0]
 	for i, r := range binds {
+		p.binds = append(p.binds, r.Path)
 		files = append(files, uintptr(r.FD))
 		bind := "--bind"
 		if r.Kind == pathfd.CharDev {
@@ -187,9 +219,6 @@ func startBwrap(path string, p *plan, binds []*pathfd.Root, reportFD int) (*bwra
 		reportFD: reportFD, sigs: make(chan os.Signal, 8), peer: true}
 	b := &bwrapped{layered: c, stderr: newRelay(os.NewFile(uintptr(errPipe[0]), "bwrap stderr"))}
 	pidfd := -1
-	for i, sig := range []syscall.Signal{unix.SIGINT, unix.SIGHUP} {
-		b.intHup[i] = handlerOf(sig)
-	}
 	signal.Ignore(forwarded...) // for bwrap to inherit; a signal that comes before Notify is lost
 	c.pid, err = syscall.ForkExec(path, args, &syscall.ProcAttr{Env: append(bwrapEnv(p.env), layerEnv+"="+bwrapMark+ns),
 		Files: files, Sys: &syscall.SysProcAttr{Pdeathsig: unix.SIGKILL, PidFD: &pidfd}})
@@ -202,22 +231,9 @@ func startBwrap(path string, p *plan, binds []*pathfd.Root, reportFD int) (*bwra
 	if err != nil {
 		c.pid = 0
 		c.Abort()
-		b.restoreSignals()
 		return nil, msg.Err(ErrLayerUnavailable, ": starting ", path, ": ", err)
 	}
 	return b, nil
-}
-
-// restoreSignals undoes signal.Ignore for a caller that goes on without bwrap: once Notify and Stop have run,
-// the Go runtime leaves SIGINT and SIGHUP at the disposition Ignore set (its own rule for these two, which a
-// program started with them ignored keeps), and a command executed in place would inherit SIG_IGN. Each gets
-// back SIG_IGN if that is what it had, else SIG_DFL (what execve makes of a handler).
-func (b *bwrapped) restoreSignals() {
-	for i, sig := range []syscall.Signal{unix.SIGINT, unix.SIGHUP} {
-		if b.intHup[i] != sigIgn {
-			setDefault(sig)
-		}
-	}
 }
 
 func (b *bwrapped) Root() int { return pathfd.Here }
@@ -249,7 +265,7 @@ func bwrapWhy(said string) string {
 	var why string
 	switch {
 	case strings.Contains(said, "No permissions to create"), strings.Contains(said, "Creating new namespace failed"):
-		why = "user namespaces cannot be created here: a sysctl (user.max_user_namespaces=0, kernel.unprivileged_userns_clone=0) or a container's seccomp profile blocks them; a setuid bwrap (chmod u+s) works without them"
+		why = "user namespaces cannot be created here: a sysctl (user.max_user_namespaces=0, kernel.unprivileged_userns_clone=0) or a container's seccomp profile blocks them"
 	case strings.Contains(said, "uid map"), strings.Contains(said, "setgroups"):
 		why = "the user namespace has no capabilities: AppArmor's restriction of unprivileged user namespaces (Ubuntu 24.04 and later) applies to bwrap; install an AppArmor profile for bwrap (see sandbox/README.md)"
 	case strings.Contains(said, "slave"), strings.Contains(said, "pivot_root"),
@@ -319,35 +335,97 @@ func bwrapChildStart() error {
 	return nil
 }
 
-// checkBwrapLayer checks what bwrap was asked for, rather than trusting it: this process is the init of a new
-// PID namespace, and / is a read-only mount (statfs ST_RDONLY). A bwrap that ignored its arguments (or a
-// program that only calls itself bwrap) fails here, and nothing runs.
-func checkBwrapLayer() error {
-	var st unix.Statfs_t
-	if err := unix.Statfs("/", &st); err != nil {
-		return report.Refuse(report.BackendUnavailable, "statfs(/) under bwrap: ", err.Error())
-	}
-	if st.Flags&unix.ST_RDONLY == 0 {
-		return report.Refuse(report.BackendUnavailable, "bwrap did not make / read-only: the sandbox is not in place (nothing ran)")
-	}
+// sealBwrapLayer finishes bwrap's layer from inside and checks all of it, rather than trusting bwrap, before
+// anything runs in it (binds: the paths bwrap was asked to bind read-write). It needs CAP_SYS_ADMIN (root's, or
+// a user's in bwrap's user namespace by --cap-add, dropped here once done):
+//   - every mount is made private (MS_REC|MS_PRIVATE): bwrap leaves them slaves of the host's, and a mount the
+//     host makes later (autofs, logind, udisks) would appear inside, read-write (the attack review's route);
+//   - the host's device nodes that --dev binds (/dev/null, /dev/tty, ...) are remounted read-only, keeping their
+//     other flags: writing to a device needs no write access to its mount, but chmod, chown and utimes do, and
+//     bwrap leaves those binds read-write (its --remount-ro adds nodev, which would make them unusable);
+//   - then no mount may be writable but a bind asked for, bwrap's tmpfs on /dev and its devpts on /dev/pts, and
+//     none may still receive mounts from the host; this process must be PID 1 of its namespace.
+//
+// A bwrap that ignored its arguments, bound more, or a program that only calls itself bwrap fails here, and
+// nothing runs. The errors are refusals.
+func sealBwrapLayer(binds []string, user bool) error {
 	if os.Getpid() != 1 {
 		return report.Refuse(report.BackendUnavailable, "bwrap did not start confine as the init of a new PID namespace (nothing ran)")
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return report.Refuse(report.BackendUnavailable, "making bwrap's mounts private (mount / MS_REC|MS_PRIVATE): ", err.Error(),
+			" (nothing ran)")
+	}
+	mounts, err := readMounts()
+	for _, m := range mounts {
+		if err == nil && !m.hidden && m.rw && !bwrapMayWrite(m, binds, user) && strings.HasPrefix(m.point, "/dev/") {
+			err = remountReadOnly(m.point)
+		}
+	}
+	if err == nil {
+		mounts, err = readMounts()
+	}
+	if err != nil {
+		return report.Refuse(report.BackendUnavailable, "checking bwrap's mounts: ", err.Error())
+	}
+	seen := false
+	for _, m := range mounts {
+		switch {
+		case m.hidden:
+			continue
+		case m.point == "/":
+			seen = !m.rw
+		case m.shared:
+			return report.Refuse(report.BackendUnavailable, "bwrap's mount on ", m.point, " still receives the host's mounts (nothing ran)")
+		}
+		if m.rw && !bwrapMayWrite(m, binds, user) {
+			return report.Refuse(report.BackendUnavailable, "bwrap left ", m.point, " (", m.fstype, ") writable, which confine did not ask for (nothing ran)")
+		}
+	}
+	if !seen {
+		return report.Refuse(report.BackendUnavailable, "bwrap did not make / read-only: the sandbox is not in place (nothing ran)")
 	}
 	return nil
 }
 
-// bwrapOwn opens one of bwrap's private mounts in its synthetic /dev (O_PATH), checking its file system type.
-func bwrapOwn(path string, magic int64) (int, error) {
-	fd, err := unix.Open(path, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return -1, msg.Err("opening bwrap's ", path, ": ", err)
+// bwrapMayWrite says whether m may be writable: a bind asked for, bwrap's own /dev tmpfs and devpts, and a
+// user's /proc (see bwrapBase).
+func bwrapMayWrite(m mount, binds []string, user bool) bool {
+	switch {
+	case m.point == "/proc":
+		return user && m.fstype == "proc"
+	case m.point == "/dev":
+		return m.fstype == "tmpfs"
+	case m.point == "/dev/pts":
+		return m.fstype == "devpts"
 	}
+	for _, b := range binds {
+		if m.point == b {
+			return true
+		}
+	}
+	return false
+}
+
+// remountReadOnly makes the bind mount at path read-only, keeping the flags it has (mount(2) would otherwise
+// clear them, and a mount a user namespace inherited refuses to lose nosuid, nodev, noexec or its atime flags).
+func remountReadOnly(path string) error {
 	var st unix.Statfs_t
-	if err := unix.Fstatfs(fd, &st); err != nil || int64(st.Type) != magic {
-		unix.Close(fd)
-		return -1, msg.Err("bwrap's ", path, " is not the private mount it should be")
+	if err := unix.Statfs(path, &st); err != nil {
+		return msg.Err("statfs ", path, ": ", err)
 	}
-	return fd, nil
+	flags := uintptr(unix.MS_REMOUNT | unix.MS_BIND | unix.MS_RDONLY)
+	for _, f := range [][2]uintptr{{unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV},
+		{unix.ST_NOEXEC, unix.MS_NOEXEC}, {unix.ST_NOATIME, unix.MS_NOATIME}, {unix.ST_NODIRATIME, unix.MS_NODIRATIME},
+		{unix.ST_RELATIME, unix.MS_RELATIME}} {
+		if uintptr(st.Flags)&f[0] != 0 {
+			flags |= f[1]
+		}
+	}
+	if err := unix.Mount("", path, "", flags, ""); err != nil {
+		return msg.Err("remounting ", path, " read-only: ", err)
+	}
+	return nil
 }
 
 // peerPID reads the layered child's first byte on the handoff socket and returns the PID its credentials
@@ -398,7 +476,7 @@ func probeBwrap(path string) error {
 	}
 	unix.SetNonblock(errPipe[0], true)
 	out := newRelay(os.NewFile(uintptr(errPipe[0]), "bwrap stderr"))
-	args := append(bwrapBase(false), "--", "/proc/self/fd/3")
+	args := append(bwrapBase(false, false), "--", "/proc/self/fd/3")
 	pid, err := syscall.ForkExec(path, args, &syscall.ProcAttr{Env: append(bwrapEnv(os.Environ()), bwrapProbeEnv+"=1"),
 		Files: []uintptr{uintptr(null), uintptr(null), uintptr(errPipe[1]), uintptr(exe)},
 		Sys:   &syscall.SysProcAttr{Pdeathsig: unix.SIGKILL}})

@@ -61,6 +61,8 @@ type Handoff struct {
 	Report     []byte            // the report, outcome "exec", written to ReportFD just before execve
 	Init       bool              // the child is the init of a new PID namespace: it runs the command as its child
 	Warn       string            // a warning for stderr, printed just before execve, or ""
+	Binds      []string          // for a bwrap child: the paths bwrap was asked to bind read-write
+	UID, GID   int               // for a user's bwrap child (uid 0 in bwrap's user namespace): the caller's, which the command gets back; else -1
 
 	fds []int // the parent's descriptor of each rule
 }
@@ -79,7 +81,10 @@ func (p *plan) handoff(prog []unix.SockFilter, callerReportFD int) *Handoff {
 	rep := *p.rep // the parent's stays as it is, for a refusal or a fallback
 	rep.Outcome, rep.Command = "exec", append([]string{p.path}, p.argv[1:]...)
 	h := &Handoff{Path: p.path, Argv: p.argv, Env: p.env, Handled: p.handled, Scoped: p.scoped, Filter: prog, Init: p.pidNS, ReportFD: -1,
-		ReportName: callerReportFD, Warn: p.tempWarn}
+		ReportName: callerReportFD, Warn: p.tempWarn, Binds: p.binds, UID: -1, GID: -1}
+	if p.bwrap != "" && p.euid != 0 {
+		h.UID, h.GID = p.euid, os.Getegid()
+	}
 	if callerReportFD >= 0 {
 		h.ReportFD, h.Report = reportFD, rep.Marshal()
 	}
@@ -88,8 +93,8 @@ func (p *plan) handoff(prog []unix.SockFilter, callerReportFD int) *Handoff {
 		writable[r.FD] = true
 	}
 	for i, r := range p.rules {
-		if p.handled == 0 {
-			break // the bwrap backend: bwrap binds the roots, and there is no Landlock rule to add
+		if p.bwrap != "" {
+			break // bwrap binds the roots, and there is no Landlock rule to add
 		}
 		h.Rules = append(h.Rules, HandoffRule{Path: r.Path, Dir: r.Dir, Writable: writable[r.FD], Devpts: i == p.devpts, Shm: i == p.shm})
 		h.fds = append(h.fds, r.FD)
@@ -118,6 +123,9 @@ func (h *Handoff) marshal() []byte {
 	e.bytes(h.Report)
 	e.num(uint64(flag(h.Init)))
 	e.str(h.Warn)
+	e.strs(h.Binds)
+	e.num(uint64(int64(h.UID)))
+	e.num(uint64(int64(h.GID)))
 	return e.b
 }
 
@@ -141,6 +149,9 @@ func unmarshalHandoff(b []byte) (*Handoff, error) {
 	h.Report = d.bytes()
 	h.Init = d.num() != 0
 	h.Warn = d.str()
+	h.Binds = d.strs()
+	h.UID = int(int64(d.num()))
+	h.GID = int(int64(d.num()))
 	if d.err == nil && len(d.b) > 0 {
 		d.err = errShort
 	}
@@ -295,7 +306,7 @@ func (c *layered) Abort() {
 // close closes the parent's ends: once the child runs the command, or is gone.
 func (c *layered) close() {
 	fds := []int{c.sock, c.root}
-	if c.peer { // only a bwrap child's parent has one (and 0, the zero value, is stdin)
+	if c.peer { // only a bwrap child's parent has one
 		fds = append(fds, c.fwdPidfd)
 	}
 	for _, fd := range fds {
@@ -630,24 +641,8 @@ func runChild(s System, bwrap bool) error {
 		priv.Shm = fds[shm]
 	}
 	if bwrap {
-		if err := checkBwrapLayer(); err != nil {
+		if err := sealBwrapLayer(h.Binds, h.UID >= 0); err != nil {
 			return err
-		}
-		// Under a Landlock domain (tryBwrapLayer), /dev/shm and /dev/pts are bwrap's private ones, not the
-		// host's the parent opened: their rules move to them.
-		for _, u := range []struct {
-			i     int
-			path  string
-			magic int64
-		}{{devpts, "/dev/pts", unix.DEVPTS_SUPER_MAGIC}, {shm, "/dev/shm", unix.TMPFS_MAGIC}} {
-			if u.i < 0 {
-				continue
-			}
-			fd, err := bwrapOwn(u.path, u.magic)
-			if err != nil {
-				return report.Refuse(report.Internal, err.Error())
-			}
-			rules[u.i].FD = fd
 		}
 	} else {
 		m, _, err := s.BuildMountLayer(writable, priv)
@@ -664,7 +659,7 @@ func runChild(s System, bwrap bool) error {
 	// A root layered child (below ABI 6, in a PID namespace but no user namespace) is real root: its command's
 	// capabilities are cut as in place. A user's child is root only in its own user namespace, which it keeps
 	// the caller's uid in, so euid is not 0 there.
-	last := &final{init: h.Init, bwrap: bwrap, root: os.Geteuid() == 0, handled: h.Handled, scoped: h.Scoped, rules: rules, prog: h.Filter, path: h.Path, argv: h.Argv, env: h.Env,
+	last := &final{init: h.Init, bwrap: bwrap, root: os.Geteuid() == 0 && h.UID < 0, uid: h.UID, gid: h.GID, handled: h.Handled, scoped: h.Scoped, rules: rules, prog: h.Filter, path: h.Path, argv: h.Argv, env: h.Env,
 		reportJSON: h.Report, reportFD: h.ReportFD, reportName: h.ReportName, warn: h.Warn,
 		beforeExec: func() error { return writeAll(syncFD, []byte{execMark}) }}
 	return last.confineAndExec(s)
@@ -703,8 +698,8 @@ func isFileType(fd int, typ uint32) bool {
 // ends every process left in the namespace (a PID namespace dies with its init). The command sees no process
 // outside, so it can signal none, below Landlock ABI 6's scope. It returns only if the command could not be
 // executed, after recording why on reportFD (if >= 0).
-func runInit(path string, argv, env []string, reportFD int) error {
-	ws, err := runCommand(path, argv, env, reportFD, func() { writeAll(syncFD, []byte{execMark}) })
+func runInit(path string, argv, env []string, reportFD int, owner *syscall.SysProcAttr) error {
+	ws, err := runCommand(path, argv, env, reportFD, func() { writeAll(syncFD, []byte{execMark}) }, owner)
 	if err != nil {
 		return err
 	}
@@ -724,7 +719,7 @@ func runInit(path string, argv, env []string, reportFD int) error {
 // shares, cannot ptrace it or read or write its memory (process_vm_writev, /proc/PID/mem) and so drive an
 // unconfined thread (the attack review's escape): that now takes CAP_SYS_PTRACE, which no command keeps. The
 // command's own execve makes it dumpable again, so the supervisor can still read its memory.
-func runCommand(path string, argv, env []string, reportFD int, ran func()) (syscall.WaitStatus, error) {
+func runCommand(path string, argv, env []string, reportFD int, ran func(), owner *syscall.SysProcAttr) (syscall.WaitStatus, error) {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return 0, report.Refuse(report.Internal, "prctl(PR_SET_DUMPABLE, 0): ", err.Error())
 	}
@@ -732,8 +727,12 @@ func runCommand(path string, argv, env []string, reportFD int, ran func()) (sysc
 	signal.Notify(sigs, forwarded...) // never stopped: the process ends with the command
 	// The command dies with this process (PR_SET_PDEATHSIG, on the confined thread that forks it and stays until
 	// exit), as a layered child dies with its parent: a killed supervisor leaves no command running unsupervised.
-	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: env, Files: []uintptr{0, 1, 2},
-		Sys: &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}})
+	attr := owner
+	if attr == nil {
+		attr = &syscall.SysProcAttr{}
+	}
+	attr.Pdeathsig = syscall.SIGKILL
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: env, Files: []uintptr{0, 1, 2}, Sys: attr})
 	if err != nil {
 		return 0, execFailed(path, argv, err, reportFD)
 	}

@@ -25,19 +25,3 @@ func DieBy(sig syscall.Signal) {
 	unix.PthreadSigmask(unix.SIG_UNBLOCK, &set, nil)
 	unix.Tgkill(unix.Getpid(), unix.Gettid(), unix.Signal(sig))
 }
-
-// sigIgn is SIG_IGN's handler value (include/uapi/asm-generic/signal-defs.h).
-const sigIgn = 1
-
-// handlerOf is sig's current handler (SIG_DFL 0, SIG_IGN 1, or a function), from rt_sigaction.
-func handlerOf(sig syscall.Signal) uintptr {
-	var old kernelSigaction
-	unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), 0, uintptr(unsafe.Pointer(&old)), 8, 0, 0)
-	return old.handler
-}
-
-// setDefault sets sig's disposition to SIG_DFL, behind the Go runtime's back (see restoreSignals).
-func setDefault(sig syscall.Signal) {
-	var dfl kernelSigaction
-	unix.RawSyscall6(unix.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&dfl)), 0, 8, 0, 0)
-}

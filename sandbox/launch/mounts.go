@@ -1,7 +1,6 @@
 package launch
 
 import (
-	"bytes"
 	"strconv"
 	"strings"
 
@@ -24,31 +23,86 @@ var kernelFilesystems = map[string]bool{
 // reading this mount namespace's /proc/self/mountinfo (proc(5)). Where /proc is not mounted it checks nothing:
 // pathfd has then already refused to validate the roots by /proc/self/fd.
 func checkSubmounts(roots []*pathfd.Root) error {
-	info, err := readFile("/proc/self/mountinfo")
+	mounts, err := readMounts()
 	if err != nil {
 		return nil
 	}
-	for _, line := range bytes.Split(info, []byte{'\n'}) {
-		fields := strings.Fields(string(line))
-		sep := -1
-		for i, f := range fields {
-			if f == "-" {
-				sep = i
-				break
-			}
-		}
-		if len(fields) < 5 || sep < 0 || sep+1 >= len(fields) || !kernelFilesystems[fields[sep+1]] {
+	for _, m := range mounts {
+		if !kernelFilesystems[m.fstype] {
 			continue
 		}
-		at := unescapeMountinfo(fields[4])
 		for _, r := range roots {
-			if strings.HasPrefix(at, r.Path+"/") {
-				return msg.Err(pathfd.ErrBadPath, ": ", r.Path, " has a ", fields[sep+1], " mounted beneath it at ",
-					at, ": kernel state would be writable through it; unmount it or pick another root")
+			if strings.HasPrefix(m.point, r.Path+"/") {
+				return msg.Err(pathfd.ErrBadPath, ": ", r.Path, " has a ", m.fstype, " mounted beneath it at ",
+					m.point, ": kernel state would be writable through it; unmount it or pick another root")
 			}
 		}
 	}
 	return nil
+}
+
+// A mount is one line of /proc/self/mountinfo (Documentation/filesystems/proc.rst, 3.5).
+type mount struct {
+	id, parent string
+	point      string // the mount point, unescaped
+	rw         bool   // its per-mount options start with rw
+	shared     bool   // it has a shared: or master: tag: mounts propagate into it
+	fstype     string
+	hidden     bool // another mount covers it, or one of its parents: no path reaches it
+}
+
+// readMounts parses /proc/self/mountinfo, and marks the mounts no path reaches: one covered by a later mount on
+// the same point (whose parent it is), and what lies beneath a covered one.
+func readMounts() ([]mount, error) {
+	b, err := readFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	var out []mount
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 10 {
+			return nil, msg.Err("mountinfo: malformed line ", msg.Quoted(line))
+		}
+		m := mount{id: f[0], parent: f[1], point: unescapeMountinfo(f[4]), rw: strings.HasPrefix(f[5], "rw")}
+		i := 6
+		for ; i < len(f) && f[i] != "-"; i++ {
+			m.shared = m.shared || strings.HasPrefix(f[i], "shared:") || strings.HasPrefix(f[i], "master:")
+		}
+		if i+1 >= len(f) {
+			return nil, msg.Err("mountinfo: no file system type in ", msg.Quoted(line))
+		}
+		m.fstype = f[i+1]
+		out = append(out, m)
+	}
+	byID, covered := map[string]*mount{}, map[string]bool{}
+	for i := range out {
+		byID[out[i].id] = &out[i]
+	}
+	for _, m := range out {
+		if p := byID[m.parent]; p != nil && p.point == m.point {
+			covered[p.id] = true
+		}
+	}
+	// reached: a path reaches m if its parent is reached and not covered, or m covers its parent (on the same
+	// point) and the parent is reached; the root (whose parent is not listed) is reached.
+	var reached func(m *mount, depth int) bool
+	reached = func(m *mount, depth int) bool {
+		p := byID[m.parent]
+		switch {
+		case p == nil || p == m:
+			return true
+		case depth > len(out):
+			return false
+		case p.point == m.point:
+			return reached(p, depth+1)
+		}
+		return !covered[p.id] && reached(p, depth+1)
+	}
+	for i := range out {
+		out[i].hidden = covered[out[i].id] || !reached(&out[i], 0)
+	}
+	return out, nil
 }
 
 // unescapeMountinfo undoes mountinfo's octal escapes (\040 for a space, \011, \012, \134).

@@ -21,30 +21,28 @@ import (
 // child receives it as a Handoff and never parses argv or opens a path again. Its roots are O_PATH descriptors
 // opened once and validated; the Landlock rules and the mount layer use exactly those descriptors.
 type plan struct {
-	bwrap string // the bwrap executable, for the bwrap backend (bwrap.go); "" for Landlock
-	// bwrapLayer, while bwrap builds the layer under a Landlock domain (tryBwrapLayer), is the report's warning
-	// saying so; else "".
-	bwrapLayer string
-	abi        int
-	wsl        WSL
-	euid       int
-	tty        bool
-	strict     bool
-	report     bool // a report is wanted (--report-fd): the channels are worked out only for it or --strict
-	handled    landlock.Access
-	scoped     landlock.Scope
-	roots      []*pathfd.Root // every root opened, in Config order; closed by close
-	rules      []landlock.Rule
-	writable   []*pathfd.Root // the roots the mount layer keeps writable
-	devpts     int            // with --tty, the index in rules of /dev/pts, which the layer replaces; else -1
-	shm        int            // the index in rules of /dev/shm, which the layer's private tmpfs replaces; else -1
-	pidNS      bool           // the command runs in a PID namespace of its own, under a layered child as init
-	path       string         // the command, resolved through PATH
-	argv       []string
-	env        []string
-	rep        *report.Report
-	notes      []string // warnings from opening the roots
-	tempWarn   string   // the temporary-directory variables that point outside the writable set, or ""
+	bwrap    string   // the bwrap executable, for the bwrap backend (bwrap.go); "" for Landlock
+	binds    []string // the paths bwrap binds read-write, once it is started (sealBwrapLayer checks them)
+	abi      int
+	wsl      WSL
+	euid     int
+	tty      bool
+	strict   bool
+	report   bool // a report is wanted (--report-fd): the channels are worked out only for it or --strict
+	handled  landlock.Access
+	scoped   landlock.Scope
+	roots    []*pathfd.Root // every root opened, in Config order; closed by close
+	rules    []landlock.Rule
+	writable []*pathfd.Root // the roots the mount layer keeps writable
+	devpts   int            // with --tty, the index in rules of /dev/pts, which the layer replaces; else -1
+	shm      int            // the index in rules of /dev/shm, which the layer's private tmpfs replaces; else -1
+	pidNS    bool           // the command runs in a PID namespace of its own, under a layered child as init
+	path     string         // the command, resolved through PATH
+	argv     []string
+	env      []string
+	rep      *report.Report
+	notes    []string // warnings from opening the roots
+	tempWarn string   // the temporary-directory variables that point outside the writable set, or ""
 }
 
 // private is what the mount layer adds for this plan.
@@ -178,9 +176,6 @@ func (p *plan) guard(metadata Metadata, why error) ([]unix.SockFilter, error) {
 	}
 	p.rep.Metadata, p.rep.Seccomp = string(metadata), pol.Denied()
 	p.rep.Warnings = append(append([]string{}, warnings(p.abi, p.wsl, metadata, p.bwrap != "")...), p.notes...)
-	if p.bwrapLayer != "" {
-		p.rep.Warnings = append(p.rep.Warnings, p.bwrapLayer)
-	}
 	if p.tempWarn = tempOutside(p.env, p.rules); p.tempWarn != "" {
 		p.rep.Warnings = append(p.rep.Warnings, p.tempWarn)
 	}

@@ -38,6 +38,9 @@ func Probe(f Facts, s System) report.Probe {
 		p.AutoBackend = "none"
 		path, err := findBwrap()
 		if err == nil {
+			err = checkBwrap(path, nil, f.EUID != 0)
+		}
+		if err == nil {
 			err = probeBwrap(path)
 		}
 		if err != nil {
@@ -58,9 +61,7 @@ func Probe(f Facts, s System) report.Probe {
 	metadata := MetadataMountLayer
 	if err := s.LayerAvailable(); err != nil {
 		metadata, p.MetadataWhy = MetadataSupervisor, err.Error()
-		if path, berr := findBwrap(); f.EUID != 0 && berr == nil && probeBwrap(path) == nil {
-			metadata, p.MetadataWhy = MetadataMountLayer, p.MetadataWhy+"; "+path+" builds it instead (a test command under it had a read-only /)"
-		} else if err := s.SupervisorAvailable(); err != nil {
+		if err := s.SupervisorAvailable(); err != nil {
 			metadata, p.MetadataWhy = MetadataSeccomp, p.MetadataWhy+"; "+err.Error()
 		}
 		p.Warnings = append(p.Warnings, p.MetadataWhy)

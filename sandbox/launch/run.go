@@ -143,11 +143,6 @@ func Run(cfg Config, f Facts, s System) error {
 			p.useMounted(m)
 		}
 	}
-	if why != nil && f.EUID != 0 { // bwrap may be allowed what we were not (a profile of its own, or setuid)
-		if done, err := p.tryBwrapLayer(cfg, why, root != pathfd.Here); done {
-			return err
-		}
-	}
 	metadata := MetadataMountLayer
 	runtime.LockOSThread() // the Landlock domain and the seccomp filter are this thread's, until execve
 	var sup *supervisor.Supervisor
@@ -184,7 +179,7 @@ func (p *plan) runBwrap(cfg Config, refuse func(error) error) error {
 	if err := p.open(cfg, pathfd.Here); err != nil {
 		return refuse(err)
 	}
-	if err := checkBwrap(p.bwrap, p.rules); err != nil {
+	if err := checkBwrap(p.bwrap, p.rules, p.euid != 0); err != nil {
 		return refuse(report.Refuse(report.BackendUnavailable, err.Error()))
 	}
 	p.pidNS = true
@@ -201,67 +196,6 @@ func (p *plan) runBwrap(cfg Config, refuse func(error) error) error {
 		return refuse(report.Refuse(report.BackendUnavailable, strings.TrimPrefix(err.Error(), ErrLayerUnavailable.Error()+": ")))
 	}
 	return refuse(err)
-}
-
-// tryBwrapLayer gives a user's mount layer a second chance where confine could not build it (why): bwrap may be
-// allowed what confine is not. AppArmor's restriction of unprivileged user namespaces (Ubuntu 24.04 and later)
-// answers EACCES to every mount except for programs whose profile allows them, as bwrap's often does; a setuid
-// bwrap needs no user namespace at all. bwrap then builds the read-only layer, and the bwrap child runs the tail
-// with the plan's Landlock domain too (rules name inodes, so descriptors opened through a layered child's root
-// serve). It says done=false, and nothing ran, when bwrap is not installed, did not start the bwrap child, or a
-// root is no longer the file that was validated; else it returns what the command did (a *ChildExit, an
-// *ExecError) or a refusal. reopen says the roots were opened through a layered child's root.
-func (p *plan) tryBwrapLayer(cfg Config, why error, reopen bool) (bool, error) {
-	path, err := findBwrap()
-	if err != nil {
-		return false, nil
-	}
-	if err := checkBwrap(path, p.rules); err != nil {
-		p.notes = append(p.notes, "bwrap was not tried for the layer: "+err.Error())
-		return false, nil
-	}
-	// bwrap binds from our mount namespace, not a layered child's: each root is opened again here and kept only if
-	// it is the same file (device and inode) as the one validated.
-	binds := p.bwrapBinds()
-	for i, r := range binds {
-		if !reopen {
-			break
-		}
-		here, err := pathfd.OpenIn(pathfd.Here, r.Path)
-		if err != nil || !sameFile(here.FD, r.FD) {
-			if err == nil {
-				here.Close()
-			}
-			p.notes = append(p.notes, msg.Str("bwrap was not tried for the layer: ", r.Path, " is not the file validated"))
-			return false, nil
-		}
-		p.roots, binds[i] = append(p.roots, here), here // closed with the plan
-	}
-	p.pidNS = true
-	child, err := startBwrap(path, p, binds, cfg.ReportFD)
-	if err == nil {
-		p.bwrapLayer = msg.Str("the mount layer is ", path, "'s (", why, ")")
-		err = p.runChild(child, MetadataMountLayer, nil, cfg.ReportFD)
-		p.bwrapLayer = ""
-		if errors.Is(err, ErrLayerUnavailable) {
-			child.restoreSignals()
-		}
-	}
-	var ee *ExecError
-	var ce *ChildExit
-	switch {
-	case errors.As(err, &ce), errors.As(err, &ee), err != nil && !errors.Is(err, ErrLayerUnavailable):
-		return true, err
-	}
-	p.pidNS = false
-	p.notes = append(p.notes, msg.Str("bwrap could not build the layer either: ", err))
-	return false, nil
-}
-
-// sameFile says whether two descriptors name the same file.
-func sameFile(a, b int) bool {
-	var sa, sb unix.Stat_t
-	return unix.Fstat(a, &sa) == nil && unix.Fstat(b, &sb) == nil && sa.Dev == sb.Dev && sa.Ino == sb.Ino
 }
 
 // listen installs the supervisor's filter on this thread, with its listener, and returns the supervisor that
@@ -303,7 +237,8 @@ func (p *plan) runChild(child LayeredChild, metadata Metadata, why error, report
 // Handoff.
 type final struct {
 	init       bool // run the command as the child of this process, the init of its PID namespace
-	bwrap      bool // bwrap built the layer (bwrap.go); with handled 0 (the bwrap backend), no Landlock domain is asked for
+	bwrap      bool // bwrap built the layer (bwrap.go), and no Landlock domain is asked for
+	uid, gid   int  // a user's bwrap child: the caller's IDs, which the command gets back in a user namespace of its own; else -1
 	handled    landlock.Access
 	scoped     landlock.Scope
 	rules      []landlock.Rule
@@ -332,7 +267,7 @@ func (p *plan) final(prog []unix.SockFilter, reportFD int) *final {
 // an *ExecError, and nothing has run then. The report's descriptor stays open (close-on-exec) until execve,
 // so that a failed execve can be explained on it by a second record (execFailed).
 func (c *final) confineAndExec(s System) error {
-	if c.bwrap && c.handled == 0 { // the bwrap backend: no Landlock domain
+	if c.bwrap { // the bwrap backend: no Landlock domain
 		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil { // Landlock sets it otherwise
 			return report.Refuse(report.Internal, "prctl(PR_SET_NO_NEW_PRIVS): ", err.Error())
 		}
@@ -374,7 +309,7 @@ func (c *final) confineAndExec(s System) error {
 		writeAll(2, []byte("confine: warning: "+report.OneLine(c.warn)+"\n"))
 	}
 	if c.init {
-		return runInit(c.path, c.argv, c.env, c.reportFD)
+		return runInit(c.path, c.argv, c.env, c.reportFD, c.owner())
 	}
 	if c.supervisor != nil {
 		return c.supervise()
@@ -387,6 +322,18 @@ func (c *final) confineAndExec(s System) error {
 	return execFailed(c.path, c.argv, s.Exec(c.path, c.argv, c.env), c.reportFD)
 }
 
+// owner is how a user's bwrap child, uid 0 in bwrap's user namespace (so that it could seal the layer), starts
+// the command: in a user namespace of its own where the caller's uid and gid map to that 0, as bwrap itself does
+// it. The command then has its caller's IDs and, at execve, no capability; the mounts are locked to it.
+func (c *final) owner() *syscall.SysProcAttr {
+	if !c.bwrap || c.uid < 0 {
+		return nil
+	}
+	return &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWUSER,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: c.uid, HostID: 0, Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: c.gid, HostID: 0, Size: 1}}}
+}
+
 // supervise runs the command as a child of this process and answers its filter's notifications from another
 // thread (package supervisor), until the command ends: a *ChildExit, or the *ExecError if it could not be
 // executed. This process becomes a child subreaper (PR_SET_CHILD_SUBREAPER, 3.4), so that the command's orphans
@@ -396,7 +343,7 @@ func (c *final) supervise() error {
 		return report.Refuse(report.Internal, "prctl(PR_SET_CHILD_SUBREAPER): ", err.Error())
 	}
 	go c.supervisor.Serve()
-	status, err := runCommand(c.path, c.argv, c.env, c.reportFD, nil)
+	status, err := runCommand(c.path, c.argv, c.env, c.reportFD, nil, nil)
 	if err != nil {
 		return err
 	}

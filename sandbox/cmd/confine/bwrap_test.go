@@ -20,6 +20,14 @@ import (
 // The bwrap backend, chosen here with --backend bwrap (auto takes it only where Landlock is unusable, which the
 // VM matrix's 5.10 and lsm-disabled kernels prove).
 
+// requireBwrapPath is bwrap's path, or "false" (a fake that fails) where it is not installed.
+func requireBwrapPath() string {
+	if path, err := exec.LookPath("bwrap"); err == nil {
+		return path
+	}
+	return "false"
+}
+
 // requireBwrap returns bwrap's path, or skips: make deps installs bubblewrap.
 func requireBwrap(t *testing.T) string {
 	t.Helper()
@@ -144,6 +152,10 @@ func TestBwrapFailuresRunNothing(t *testing.T) {
 		"ignores-its-arguments": `while [ "$1" != "--" ]; do shift; done; shift; exec "$@"`,
 		// New namespaces, but no read-only root: the bwrap child checks / itself.
 		"no-read-only-root": `while [ "$1" != "--" ]; do shift; done; shift; exec unshare -r -m -p -f --mount-proc "$@"`,
+		// The real bwrap, asked for one more writable path (the attack review's wrapper): the bwrap child checks
+		// every mount, not only /.
+		"binds-more": "#!/bin/bash\nargs=(); while [ \"$1\" != -- ]; do args+=(\"$1\"); shift; done\n" +
+			"exec " + requireBwrapPath() + ` "${args[@]}" --bind /var /var "$@"`,
 	}
 	// A command could write a "bwrap" into the worktree, which an agent's $PATH may name (node_modules/.bin):
 	// the next launch must not trust it, whatever it does.
@@ -153,7 +165,8 @@ func TestBwrapFailuresRunNothing(t *testing.T) {
 	want := map[string]string{
 		"exits-1":                    "user namespaces cannot be created here",
 		"ignores-its-arguments":      "not a layered child of confine",
-		"no-read-only-root":          "bwrap did not make / read-only",
+		"no-read-only-root":          "bwrap left / (",
+		"binds-more":                 "bwrap left /var (",
 		"absent":                     "bwrap is not installed",
 		"planted-in-a-writable-root": "beneath the writable " + w,
 	}
@@ -162,8 +175,14 @@ func TestBwrapFailuresRunNothing(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := filepath.Join(filepath.Dir(w), name) // not under /tmp, which is writable: see planted-in-a-writable-root
 			require.NoError(t, os.Mkdir(dir, 0o755))
+			if _, fake := fakes[name]; fake && os.Geteuid() != 0 {
+				why = "not owned by root" // a user's fake is refused before it runs: a confined command could have written it
+			}
 			if body, ok := fakes[name]; ok {
-				require.NoError(t, os.WriteFile(filepath.Join(dir, "bwrap"), []byte("#!/bin/sh\n"+body+"\n"), 0o755))
+				if !strings.HasPrefix(body, "#!") {
+					body = "#!/bin/sh\n" + body
+				}
+				require.NoError(t, os.WriteFile(filepath.Join(dir, "bwrap"), []byte(body+"\n"), 0o755))
 			}
 			if name == "no-read-only-root" {
 				if _, err := exec.LookPath("unshare"); err != nil {
@@ -209,4 +228,38 @@ func TestBwrapSignalsAndExitStatus(t *testing.T) {
 	r = confine(t, "", nil, "--worktree", w, "--backend", "bwrap", "--", "/nonexistent/command")
 	require.Equal(t, 127, r.status, r.stderr)
 	require.Contains(t, r.stderr, "no such file")
+}
+
+// The attack review's routes under the bwrap backend: the host's device nodes keep their mode, owner and times
+// (bwrap binds them read-write; the bwrap child makes them read-only, and writing to them still works), /proc/sys
+// cannot be written (a new /proc would be, for root), and no mount still receives the host's mounts.
+func TestBwrapDevicesSysctlsAndPropagationStayShut(t *testing.T) {
+	requireBwrap(t)
+	check := func(t *testing.T, exe string, cred *syscall.SysProcAttr, w string) {
+		var before, after syscall.Stat_t
+		require.NoError(t, syscall.Stat("/dev/full", &before))
+		r, _ := runBwrap(t, exe, cred, nil, w, "/bin/sh", "-c", `echo x > /dev/null && echo write-ok
+			chmod 600 /dev/full; touch /dev/full /dev/null; echo h > /proc/sys/kernel/domainname
+			echo "propagating: $(grep -c -e ' shared:' -e ' master:' /proc/self/mountinfo)"`)
+		require.Contains(t, r.stdout, "write-ok\n")
+		require.Contains(t, r.stdout, "propagating: 0\n")
+		require.NotContains(t, r.stderr, "confine:")
+		require.NoError(t, syscall.Stat("/dev/full", &after))
+		require.Equal(t, before.Mode, after.Mode)
+		require.Equal(t, before.Mtim, after.Mtim, "the host's /dev/full keeps its times")
+		require.Equal(t, before.Ctim, after.Ctim, "nothing changed the host's /dev/full")
+		domain, err := os.ReadFile("/proc/sys/kernel/domainname")
+		require.NoError(t, err)
+		require.NotEqual(t, "h\n", string(domain))
+	}
+	t.Run("caller", func(t *testing.T) {
+		w, _ := sandbox(t)
+		check(t, bin, nil, w)
+	})
+	if os.Geteuid() == 0 {
+		t.Run("nobody", func(t *testing.T) {
+			exe, w, _ := asNobodyAnyKernel(t)
+			check(t, exe, nobodyCred(), w)
+		})
+	}
 }
