@@ -11,17 +11,7 @@ import (
 // launcher (about 15 KB of its 2 MiB). Errors are the syscall's errno; EINTR is retried.
 func recvmsg(fd int, p, oob []byte, flags int) (n, oobn int, err error) {
 	var iov unix.Iovec
-	var m unix.Msghdr
-	if len(p) > 0 {
-		iov.Base = &p[0]
-		iov.SetLen(len(p))
-		m.Iov = &iov
-		m.SetIovlen(1)
-	}
-	if len(oob) > 0 {
-		m.Control = &oob[0]
-		m.SetControllen(len(oob))
-	}
+	m := msghdr(&iov, p, oob)
 	for {
 		r, _, e := unix.Syscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&m)), uintptr(flags))
 		switch e {
@@ -36,24 +26,31 @@ func recvmsg(fd int, p, oob []byte, flags int) (n, oobn int, err error) {
 
 func sendmsg(fd int, p, oob []byte) error {
 	var iov unix.Iovec
+	m := msghdr(&iov, p, oob)
+	for {
+		_, _, e := unix.Syscall(unix.SYS_SENDMSG, uintptr(fd), uintptr(unsafe.Pointer(&m)), 0)
+		switch e {
+		case 0:
+			return nil
+		case unix.EINTR:
+			continue
+		}
+		return e
+	}
+}
+
+// msghdr is a message header for p (through iov) and oob.
+func msghdr(iov *unix.Iovec, p, oob []byte) unix.Msghdr {
 	var m unix.Msghdr
 	if len(p) > 0 {
 		iov.Base = &p[0]
 		iov.SetLen(len(p))
-		m.Iov = &iov
+		m.Iov = iov
 		m.SetIovlen(1)
 	}
 	if len(oob) > 0 {
 		m.Control = &oob[0]
 		m.SetControllen(len(oob))
 	}
-	for {
-		_, _, e := unix.Syscall(unix.SYS_SENDMSG, uintptr(fd), uintptr(unsafe.Pointer(&m)), 0)
-		if e != unix.EINTR {
-			if e != 0 {
-				return e
-			}
-			return nil
-		}
-	}
+	return m
 }

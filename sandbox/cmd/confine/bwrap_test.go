@@ -110,7 +110,9 @@ func TestBwrapBackendConfinesWrites(t *testing.T) {
 	}
 }
 
-// asNobodyAnyKernel is asNobody without the Landlock requirement: the bwrap backend needs none.
+// asNobodyAnyKernel is asNobody without the Landlock requirement (the bwrap backend needs none): a worktree
+// nobody owns, the outside directory beside it, and a copy of the launcher nobody can execute (bin's directory
+// is root's). Only root can call it.
 func asNobodyAnyKernel(t *testing.T) (exe, w, out string) {
 	t.Helper()
 	w, out = sandbox(t)

@@ -409,22 +409,14 @@ func TestRootKeepsThePID(t *testing.T) {
 
 const nobody = 65534
 
-// asNobody prepares a run of the launcher as nobody (only root can do that): a worktree nobody owns, the
-// outside directory beside it, and a copy of the launcher nobody can execute (bin's directory is root's).
+// asNobody prepares a run of the launcher as nobody where Landlock is (asNobodyAnyKernel), or skips.
 func asNobody(t *testing.T) (exe, w, out string) {
 	t.Helper()
 	requireLandlock(t)
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to run the launcher as another user; as non-root every test here is that case")
 	}
-	w, out = sandbox(t)
-	require.NoError(t, os.Chown(w, nobody, nobody))
-	require.NoError(t, os.Chmod(filepath.Dir(w), 0o755))
-	exe = filepath.Join(filepath.Dir(w), "confine")
-	b, err := os.ReadFile(bin)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(exe, b, 0o755))
-	return exe, w, out
+	return asNobodyAnyKernel(t)
 }
 
 func nobodyCred() *syscall.SysProcAttr {
