@@ -45,6 +45,14 @@ type Policy struct {
 	// io_uring's in shared memory). A file left set-user-ID would let anyone act as its owner (root, or the
 	// caller) once the command is gone.
 	NoSetID bool
+	// DenyVsock denies socket(AF_VSOCK, ...) with EPERM, on WSL2 only: there the Windows host is the VM's
+	// vsock peer (VMADDR_CID_HOST), and WSL's interop client, /init run as the binfmt_misc interpreter of .exe
+	// files, listens on an AF_VSOCK port for the Windows side to connect its standard streams and control
+	// channel back (CreateNtProcessUtilityVm, src/linux/init/binfmt.cpp in microsoft/WSL); other host
+	// services listen on vsock ports too. AF_VSOCK is 40 (include/linux/socket.h; the address family of
+	// include/uapi/linux/vm_sockets.h). socketpair has no vsock form (EOPNOTSUPP), and io_uring's
+	// IORING_OP_SOCKET is out of reach where NoSetID answers io_uring with ENOSYS.
+	DenyVsock bool
 }
 
 // ioctl commands denied with EPERM, from include/uapi/linux/fs.h, fsverity.h and asm-generic/ioctls.h. The
@@ -270,6 +278,9 @@ func (p Policy) Denied() []string {
 	if p.DenyLocks {
 		out = append(out, "fcntl:locks")
 	}
+	if p.DenyVsock {
+		out = append(out, "socket:AF_VSOCK")
+	}
 	for _, c := range p.ioctls() {
 		out = append(out, "ioctl:"+c.name)
 	}
@@ -347,6 +358,9 @@ func (p Policy) Program() ([]unix.SockFilter, error) {
 	}
 	a.jeq(unix.SYS_CLONE, "clone", next)
 	a.jeq(unix.SYS_FCNTL, "fcntl", next)
+	if p.DenyVsock {
+		a.jeq(unix.SYS_SOCKET, "socket", next)
+	}
 	a.jeq(unix.SYS_IOCTL, next, "allow")
 	a.ld(argLow(1))
 	for _, c := range p.ioctls() {
@@ -428,6 +442,11 @@ func (p Policy) Program() ([]unix.SockFilter, error) {
 		}
 	}
 	a.jeq(0, "allow", "allow")
+	if p.DenyVsock {
+		a.label("socket") // socket(domain, type, protocol): no AF_VSOCK
+		a.ld(argLow(0))
+		a.jeq(unix.AF_VSOCK, "eperm", "allow")
+	}
 	a.label("allow")
 	a.ret(retAllow)
 	a.label("eperm")

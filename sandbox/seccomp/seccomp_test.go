@@ -256,3 +256,33 @@ func TestAssemblerRefusesJumpsOutOfRange(t *testing.T) {
 	_, err = b.assemble()
 	require.ErrorContains(t, err, "undefined label")
 }
+
+func TestVsockIsDeniedOnlyWhenAsked(t *testing.T) {
+	// The largest policy (the supervisor's, strict) keeps every jump in range with the vsock block added.
+	for _, p := range []Policy{{}, {DenyVsock: true}, {DenyVsock: true, Supervise: true, DenyTruncate: true, DenyIPC: true, NoSetID: true, DenyLocks: true},
+		{DenyVsock: true, Metadata: true, DenyTruncate: true, DenyIPC: true, NoSetID: true, DenyLocks: true}} {
+		prog, err := p.Program()
+		require.NoError(t, err, "%+v", p)
+		call := func(args ...uint64) uint32 { return runArgs(t, prog, auditArch, unix.SYS_SOCKET, args...) }
+		want := uint32(retAllow)
+		if p.DenyVsock {
+			want = retEPERM
+		}
+		require.Equal(t, want, call(unix.AF_VSOCK, unix.SOCK_STREAM, 0), "AF_VSOCK with %+v", p)
+		require.Equal(t, want, call(unix.AF_VSOCK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0), "AF_VSOCK datagram with %+v", p)
+		for _, family := range []uint64{unix.AF_UNIX, unix.AF_INET, unix.AF_INET6, unix.AF_NETLINK} {
+			require.Equal(t, uint32(retAllow), call(family, unix.SOCK_STREAM, 0), "family %d with %+v", family, p)
+		}
+		require.Equal(t, p.DenyVsock, slicesContains(p.Denied(), "socket:AF_VSOCK"))
+		require.Equal(t, "compat-syscalls", p.Denied()[len(p.Denied())-1])
+	}
+}
+
+func slicesContains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
