@@ -19,6 +19,8 @@ sandbox-test: confine ## launcher unit tests and host-kernel integration tests, 
 	cd sandbox && $(GOTESTSUM) --format testname -- -count=1 ./...
 	scripts/sandbox-test-nobody.sh $(CONFINE)
 	cd sandbox && go vet ./... && go vet -tags wsl2 ./... && GOARCH=arm64 go vet ./...
+	# The WSL2 artifact's own package tests: detection, and the interop closure's mount layer (as root).
+	cd sandbox && go test -count=1 -tags wsl2 ./launch/ ./seccomp/
 
 sandbox-fuzz: ## fuzz the flag parser, the report's JSON string encoder and the .git/commondir parsers (FUZZTIME each, default 60s)
 	cd sandbox && go test -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$${FUZZTIME:-60s} ./internal/cli

@@ -63,6 +63,7 @@ type Handoff struct {
 	Warn       string            // a warning for stderr, printed just before execve, or ""
 	Binds      []string          // for a bwrap child: the paths bwrap was asked to bind read-write
 	UID, GID   int               // for a user's bwrap child (uid 0 in bwrap's user namespace): the caller's, which the command gets back; else -1
+	Interop    bool              // close WSL2's interop in the mount layer (Private.Interop)
 
 	fds []int // the parent's descriptor of each rule
 }
@@ -81,7 +82,8 @@ func (p *plan) handoff(prog []unix.SockFilter, callerReportFD int) *Handoff {
 	rep := *p.rep // the parent's stays as it is, for a refusal or a fallback
 	rep.Outcome, rep.Command = "exec", append([]string{p.path}, p.argv[1:]...)
 	h := &Handoff{Path: p.path, Argv: p.argv, Env: p.env, Handled: p.handled, Scoped: p.scoped, Filter: prog, Init: p.pidNS, ReportFD: -1,
-		ReportName: callerReportFD, Warn: p.tempWarn, Binds: p.binds, UID: -1, GID: -1}
+		ReportName: callerReportFD, Warn: p.tempWarn, Binds: p.binds, UID: -1, GID: -1,
+		Interop: p.closeWSL}
 	if p.bwrap != "" && p.euid != 0 {
 		h.UID, h.GID = p.euid, os.Getegid()
 	}
@@ -121,7 +123,7 @@ func (h *Handoff) marshal() []byte {
 	e.num(uint64(int64(h.ReportFD)))
 	e.num(uint64(int64(h.ReportName)))
 	e.bytes(h.Report)
-	e.num(uint64(flag(h.Init)))
+	e.num(uint64(flag(h.Init) | flag(h.Interop)<<1))
 	e.str(h.Warn)
 	e.strs(h.Binds)
 	e.num(uint64(int64(h.UID)))
@@ -147,7 +149,8 @@ func unmarshalHandoff(b []byte) (*Handoff, error) {
 	h.ReportFD = int(int64(d.num()))
 	h.ReportName = int(int64(d.num()))
 	h.Report = d.bytes()
-	h.Init = d.num() != 0
+	f := d.num()
+	h.Init, h.Interop = f&1 != 0, f&2 != 0
 	h.Warn = d.str()
 	h.Binds = d.strs()
 	h.UID = int(int64(d.num()))
@@ -636,7 +639,7 @@ func runChild(s System, bwrap bool) error {
 			shm = i
 		}
 	}
-	priv := Private{Devpts: devpts >= 0, Shm: -1}
+	priv := Private{Devpts: devpts >= 0, Shm: -1, Interop: h.Interop}
 	if shm >= 0 {
 		priv.Shm = fds[shm]
 	}

@@ -35,6 +35,11 @@ type Config struct {
 	Why      map[string]string // the report rule's reason for an Allow path, e.g. "profile npm: npm_config_cache"
 	Notes    []string          // warnings for the report from before Run, e.g. a profile directory left out
 	Argv     []string          // the command and its arguments, non-empty
+
+	// AllowInterop (--allow-interop) leaves WSL2's Windows interop open inside the sandbox: WSL_INTEROP is
+	// kept and no interop closure (wsl.go) is made; the report says so (wsl_interop "allowed", channel
+	// wsl-interop open). Without it, interop is closed where a mount layer can be had, and refused elsewhere.
+	AllowInterop bool
 }
 
 // Default writable roots, in every mode. A missing one is a warning, not a refusal: it cannot be written

@@ -46,6 +46,9 @@ var ErrSupervisorUnavailable = errors.New("supervisor unavailable")
 type Private struct {
 	Devpts bool // a new devpts instance on /dev/pts (--tty)
 	Shm    int  // an O_PATH descriptor of /dev/shm, which gets a new tmpfs; or -1
+	// Interop closes WSL2's Windows interop (wsl.go): an empty read-only tmpfs over /run/WSL, and the Windows
+	// drive mounts outside the writable roots noexec.
+	Interop bool
 }
 
 // Mounted are O_PATH descriptors of the roots of the private mounts the layer made (-1 where none): the
@@ -60,7 +63,7 @@ type Mounted struct{ Devpts, Shm int }
 // must then refuse rather than fall back.
 func buildMountLayer(roots []*pathfd.Root, priv Private) (m Mounted, committed bool, err error) {
 	m = Mounted{Devpts: -1, Shm: -1}
-	if committed, err = buildReadOnly(roots); err != nil {
+	if committed, err = buildReadOnly(roots, priv.Interop); err != nil {
 		return m, committed, err
 	}
 	if priv.Shm >= 0 {
@@ -85,24 +88,34 @@ func buildMountLayer(roots []*pathfd.Root, priv Private) (m Mounted, committed b
 // host's /dev/shm stays read-only beneath it, and the tmpfs goes with the mount namespace. It returns the
 // fsmount descriptor, an O_PATH descriptor of the new mount's root, for the Landlock rule.
 func mountShm(at int) (int, error) {
+	return mountTmpfs("1777", unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV, at, shmRoot)
+}
+
+// mountTmpfs mounts a new tmpfs of mode and mount attributes attrs (fsopen and fsmount, 5.2) on at, an O_PATH
+// descriptor of the directory path, or, with at AT_FDCWD, on path by name, and returns the fsmount descriptor.
+func mountTmpfs(mode string, attrs, at int, path string) (int, error) {
 	fs, err := unix.Fsopen("tmpfs", unix.FSOPEN_CLOEXEC)
 	if err != nil {
 		return -1, msg.Err("fsopen tmpfs: ", err)
 	}
 	defer unix.Close(fs)
-	if err := unix.FsconfigSetString(fs, "mode", "1777"); err != nil {
+	if err := unix.FsconfigSetString(fs, "mode", mode); err != nil {
 		return -1, msg.Err("fsconfig tmpfs mode: ", err)
 	}
 	if err := unix.FsconfigCreate(fs); err != nil {
 		return -1, msg.Err("fsconfig tmpfs create: ", err)
 	}
-	mnt, err := unix.Fsmount(fs, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
+	mnt, err := unix.Fsmount(fs, unix.FSMOUNT_CLOEXEC, attrs)
 	if err != nil {
 		return -1, msg.Err("fsmount tmpfs: ", err)
 	}
-	if err := unix.MoveMount(mnt, "", at, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+	to := "." // the directory at itself, or, with AT_FDCWD, path
+	if at == unix.AT_FDCWD {
+		to = path
+	}
+	if err := unix.MoveMount(mnt, "", at, to, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
 		unix.Close(mnt)
-		return -1, msg.Err("move_mount tmpfs onto /dev/shm: ", err)
+		return -1, msg.Err("move_mount tmpfs onto ", path, ": ", err)
 	}
 	return mnt, nil
 }
@@ -149,8 +162,9 @@ func mountDevpts() (int, error) {
 	return r.FD, nil
 }
 
-// buildReadOnly is the read-only part of buildMountLayer.
-func buildReadOnly(roots []*pathfd.Root) (committed bool, err error) {
+// buildReadOnly is the read-only part of buildMountLayer; with drivesNoexec (WSL2 interop, wsl.go), the Windows
+// drive mounts outside the roots are made noexec too, and /run/WSL is hidden.
+func buildReadOnly(roots []*pathfd.Root, drivesNoexec bool) (committed bool, err error) {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return false, msg.Err("mount --make-rprivate /: ", err)
 	}
@@ -176,9 +190,19 @@ func buildReadOnly(roots []*pathfd.Root) (committed bool, err error) {
 		&unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
 		return false, msg.Err("mount_setattr / read-only: ", err)
 	}
+	if drivesNoexec { // before the clones are attached: a writable root on a drive keeps exec
+		if err := noexecDrives(); err != nil {
+			return true, err
+		}
+	}
 	for i, r := range roots {
 		if err := unix.MoveMount(trees[i], "", r.FD, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
 			return true, msg.Err("move_mount onto ", r.Path, ": ", err)
+		}
+	}
+	if drivesNoexec { // WSL2 interop: after the clones, so that it lands on the mount visible there
+		if err := hideInterop(); err != nil {
+			return true, err
 		}
 	}
 	var st unix.Statfs_t

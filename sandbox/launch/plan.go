@@ -43,11 +43,13 @@ type plan struct {
 	rep      *report.Report
 	notes    []string // warnings from opening the roots
 	tempWarn string   // the temporary-directory variables that point outside the writable set, or ""
+	interop  string   // on WSL2, the report's wsl_interop (wsl.go); else ""
+	closeWSL bool     // close WSL2's interop in the mount layer; without one, refuse (guard)
 }
 
 // private is what the mount layer adds for this plan.
 func (p *plan) private() Private {
-	priv := Private{Devpts: p.devpts >= 0, Shm: -1}
+	priv := Private{Devpts: p.devpts >= 0, Shm: -1, Interop: p.closeWSL}
 	if p.shm >= 0 {
 		priv.Shm = p.rules[p.shm].FD
 	}
@@ -107,8 +109,6 @@ func makePlan(cfg Config, f Facts, s System, rep *report.Report) (*plan, error) 
 	switch {
 	case f.WSL == WSL1:
 		return nil, report.Refuse(report.WSL1, "WSL1 is not a Linux kernel and has no Landlock: use WSL2")
-	case f.WSL == WSL2 && f.Interop != InteropDisabled:
-		return nil, report.Refuse(report.WSL2Interop, "WSL2 Windows interop is ", string(f.Interop), ": an .exe would run outside the sandbox; set [interop] enabled=false in /etc/wsl.conf and restart WSL")
 	}
 	for fd := 0; fd <= 2; fd++ {
 		var st unix.Stat_t
@@ -122,7 +122,10 @@ func makePlan(cfg Config, f Facts, s System, rep *report.Report) (*plan, error) 
 	}
 	rep.Landlock, rep.ABI, rep.Errata = string(st.State), st.ABI, st.Errata
 	p := &plan{wsl: f.WSL, euid: f.EUID, tty: cfg.TTY, strict: cfg.Strict, report: cfg.ReportFD >= 0, devpts: -1, shm: -1,
-		argv: cfg.Argv, env: environ(f.WSL), rep: rep}
+		argv: cfg.Argv, env: environ(f.WSL == WSL2 && !cfg.AllowInterop), rep: rep}
+	// WSL2 with interop on is closed in the mount layer, or refused where there is none (guard).
+	p.interop, p.closeWSL = interopState(f, cfg.AllowInterop)
+	rep.WSLInterop = p.interop
 	if cfg.Backend == Bwrap || (cfg.Backend == Auto && st.State != landlock.Available) {
 		// No Landlock: bwrap's mounts stop every write outside, so the ABI the plan acts on is 0.
 		if p.bwrap, err = findBwrap(); err != nil {
@@ -133,6 +136,9 @@ func makePlan(cfg Config, f Facts, s System, rep *report.Report) (*plan, error) 
 				string(cfg.Mode), ": ", err.Error())
 		}
 		rep.Backend, rep.Handled = string(Bwrap), []string{}
+		if p.closeWSL { // refused before bwrap is started (guard would refuse too)
+			return nil, interopRefusal(interopBwrap)
+		}
 		return p, nil
 	}
 	if st.State != landlock.Available {
@@ -169,13 +175,17 @@ func landlockState(st landlock.Status, f Facts) string {
 // and the report's metadata, seccomp, channels and warnings. why says why the mount layer is missing, if it
 // is. With --strict, an open channel is a refusal.
 func (p *plan) guard(metadata Metadata, why error) ([]unix.SockFilter, error) {
+	if p.closeWSL && metadata != MetadataMountLayer { // the bwrap backend never gets here (makePlan)
+		return nil, interopRefusal(why.Error())
+	}
 	pol := policy(p.abi, metadata, p.strict)
+	pol.DenyVsock = p.closeWSL || p.interop == interopStateDisabled
 	prog, err := pol.Program()
 	if err != nil {
 		return nil, report.Refuse(report.Seccomp, err.Error())
 	}
 	p.rep.Metadata, p.rep.Seccomp = string(metadata), pol.Denied()
-	p.rep.Warnings = append(append([]string{}, warnings(p.abi, p.wsl, metadata, p.bwrap != "")...), p.notes...)
+	p.rep.Warnings = append(append([]string{}, warnings(p.abi, metadata, p.bwrap != "")...), p.notes...)
 	if p.tempWarn = tempOutside(p.env, p.rules); p.tempWarn != "" {
 		p.rep.Warnings = append(p.rep.Warnings, p.tempWarn)
 	}
@@ -189,6 +199,7 @@ func (p *plan) guard(metadata Metadata, why error) ([]unix.SockFilter, error) {
 	if p.report || p.strict {
 		p.rep.Channels = channels(p.abi, metadata, p.euid == 0, p.tty, p.pidNS, p.strict)
 	}
+	p.rep.Warnings = interopNotes(p.interop, p.rep.Channels, p.rep.Warnings)
 	if p.strict {
 		if err := strictRefusal(p.rep.Channels); err != nil {
 			return nil, err
@@ -345,8 +356,8 @@ func userRootAllowed(r *pathfd.Root, worktree bool) error {
 }
 
 // warnings says what an ABI and the metadata mechanism leave undone or change; under bwrap, what that backend
-// does instead of Landlock.
-func warnings(abi int, wsl WSL, metadata Metadata, bwrap bool) []string {
+// does instead of Landlock. WSL2's interop adds its own (interopNotes).
+func warnings(abi int, metadata Metadata, bwrap bool) []string {
 	if bwrap {
 		return []string{"backend bwrap: bubblewrap's read-only mounts stop writes outside the writable roots " +
 			"(EROFS, where Landlock says EACCES), in new PID and IPC namespaces; no Landlock domain, so abstract " +
@@ -372,9 +383,6 @@ func warnings(abi int, wsl WSL, metadata Metadata, bwrap bool) []string {
 	}
 	if abi < 5 {
 		w = append(w, msg.Str("ABI ", abi, ": ioctls on devices opened before confinement are not handled (IOCTL_DEV needs ABI 5, kernel ", landlock.FirstKernel(5), ")"))
-	}
-	if wsl == WSL2 {
-		w = append(w, "WSL2: interop is disabled; WSL_INTEROP is also removed from the environment")
 	}
 	return w
 }
@@ -442,11 +450,11 @@ func isTempVar(name string) bool {
 	return false
 }
 
-// environ is the command's environment. On WSL2 it drops WSL_INTEROP, the socket through which a process
-// asks the Windows side to start .exe files.
-func environ(wsl WSL) []string {
+// environ is the command's environment. dropInterop (WSL2, without --allow-interop) drops WSL_INTEROP, the
+// socket through which a process asks the Windows side to start .exe files.
+func environ(dropInterop bool) []string {
 	env := os.Environ()
-	if wsl != WSL2 {
+	if !dropInterop {
 		return env
 	}
 	out := env[:0:0]

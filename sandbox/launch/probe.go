@@ -23,11 +23,6 @@ func Probe(f Facts, s System) report.Probe {
 		return p
 	case f.WSL == WSL2:
 		p.WSLInterop = string(f.Interop)
-		if p.WSLInterop != string(InteropDisabled) {
-			p.Landlock, p.ABI, p.Errata = string(st.State), st.ABI, st.Errata
-			p.AutoBackend, p.AutoReason = "none", "WSL2 Windows interop is "+p.WSLInterop+": confine refuses"
-			return p
-		}
 	}
 	p.Landlock, p.ABI, p.Errata = string(st.State), st.ABI, st.Errata
 	if st.State != landlock.Available {
@@ -52,7 +47,11 @@ func Probe(f Facts, s System) report.Probe {
 		p.Metadata = string(MetadataMountLayer)
 		p.Seccomp = policy(0, MetadataMountLayer, false).Denied()
 		p.Channels = channels(0, MetadataMountLayer, f.EUID == 0, false, true, false)
-		p.Warnings = append(p.Warnings, warnings(0, f.WSL, MetadataMountLayer, true)...)
+		interop, closeIt := interopState(f, false)
+		p.Warnings = interopNotes(interop, p.Channels, append(p.Warnings, warnings(0, MetadataMountLayer, true)...))
+		if closeIt {
+			p.AutoBackend, p.AutoReason = "none", interopProbeRefusal+"bwrap's mount layer has no interop closure"
+		}
 		return p
 	}
 	p.AutoBackend = "landlock"
@@ -67,9 +66,18 @@ func Probe(f Facts, s System) report.Probe {
 		p.Warnings = append(p.Warnings, p.MetadataWhy)
 	}
 	p.Metadata = string(metadata)
-	p.Seccomp = policy(st.ABI, metadata, false).Denied()
+	// A run without --allow-interop: WSL2's interop is closed in the mount layer, refused without one.
+	interop, closeIt := interopState(f, false)
+	if closeIt && metadata != MetadataMountLayer {
+		p.AutoBackend, p.AutoReason = "none", interopProbeRefusal+p.MetadataWhy
+	} else if closeIt {
+		p.AutoReason += "; WSL2 interop is closed inside the sandbox (channel wsl-interop)"
+	}
+	pol := policy(st.ABI, metadata, false)
+	pol.DenyVsock = f.WSL == WSL2
+	p.Seccomp = pol.Denied()
 	p.Channels = channels(st.ABI, metadata, f.EUID == 0, false, metadata == MetadataMountLayer && st.ABI < 6, false)
-	p.Warnings = append(p.Warnings, warnings(st.ABI, f.WSL, metadata, false)...)
+	p.Warnings = interopNotes(interop, p.Channels, append(p.Warnings, warnings(st.ABI, metadata, false)...))
 	return p
 }
 

@@ -147,6 +147,10 @@ type Report struct {
 	Channels map[string]Channel `json:"channels"`
 	Command  []string           `json:"command"`
 	Warnings []string           `json:"warnings"`
+
+	// WSLInterop is, on WSL2 only, what became of Windows interop: disabled (WSL's setting), closed (inside
+	// the sandbox) or allowed (--allow-interop); omitted elsewhere.
+	WSLInterop string `json:"wsl_interop,omitempty"`
 }
 
 // New returns a report with every list empty (never null) and Landlock "unknown".
@@ -201,6 +205,9 @@ func (r *Report) Marshal() []byte {
 	appendChannels(o, r.Channels)
 	o.strs("command", r.Command)
 	o.strs("warnings", r.Warnings)
+	if r.WSLInterop != "" {
+		o.str("wsl_interop", r.WSLInterop)
+	}
 	return append(o.end(), '\n')
 }
 

@@ -16,6 +16,7 @@ func TestMarshalMatchesEncodingJSON(t *testing.T) {
 	full.Handled, full.Seccomp, full.Command, full.Warnings = []string{"WRITE_FILE"}, []string{"mount"}, []string{odd}, []string{odd, ""}
 	full.Channels = map[string]Channel{"signals": {Closed, odd}, "atime": {Open, ""}, "ipc": {}}
 	full.Rules = []Rule{{Path: odd, Type: "dir", Rights: []string{"A", "B"}, Reason: odd}, {Path: "/dev/null", Type: "file", Rights: nil}}
+	full.WSLInterop = "closed"
 	for name, r := range map[string]*Report{"new": New("read-only"), "full": full, "zero": {}} {
 		want, err := json.Marshal(r)
 		require.NoError(t, err)

@@ -27,7 +27,7 @@ var Version = "dev"
 // Usage is printed by --help.
 const Usage = `usage: confine [--worktree DIR] [--allow PATH]... [--profile NAME[,NAME]]... [--config FILE]
                [--mode workspace-write|read-only] [--backend auto|landlock|bwrap] [--report-fd N] [--tty]
-               [--strict] [--no-git] -- CMD [ARGS...]
+               [--strict] [--no-git] [--allow-interop] -- CMD [ARGS...]
        confine probe [--json]
        confine version
 Runs CMD so that it can write only under DIR, the git directories of a linked worktree at DIR (not with
@@ -36,6 +36,7 @@ confine refused or failed and nothing ran; 126: CMD could not be executed; 127: 
 CMD's own status. --strict refuses (125) if any side channel stays open on this host; confine probe lists them.
 --profile grants a tool's cache directories: npm, pip, cargo, go, gradle, maven, yarn, pnpm, git-global, or
 toolchains for all. --config FILE reads flags from FILE, one per line (# comments); the command line wins.
+On WSL2, Windows interop is closed inside the sandbox; --allow-interop leaves it open (reported).
 `
 
 // Kind is what an invocation asks for.
@@ -149,7 +150,9 @@ type invocation struct {
 	grants   []profile.Grant // their directories, resolved by finish, prepared by Main
 }
 
-func isSwitch(name string) bool { return name == "tty" || name == "strict" || name == "no-git" }
+func isSwitch(name string) bool {
+	return name == "tty" || name == "strict" || name == "no-git" || name == "allow-interop"
+}
 
 // flag applies one --name[=value]; fromFile: a line of the --config file, where the command line wins.
 func (in *invocation) flag(name, value string, hasValue, fromFile bool) error {
@@ -166,6 +169,8 @@ func (in *invocation) flag(name, value string, hasValue, fromFile bool) error {
 			in.cfg.TTY = true
 		case "strict":
 			in.cfg.Strict = true
+		case "allow-interop":
+			in.cfg.AllowInterop = true
 		default:
 			in.cfg.NoGit = true
 		}

@@ -418,8 +418,11 @@ func TestFailClosed(t *testing.T) {
 		{"landlock absent, explicit backend", "abi=ENOSYS", []string{"--backend", "landlock"}, report.LandlockAbsent, false},
 		{"bwrap asked for", "abi=7", []string{"--backend", "bwrap"}, report.BackendUnavailable, false},
 		{"wsl1", "release=4.4.0-19041-Microsoft", nil, report.WSL1, false},
-		{"wsl2 interop enabled", "abi=3,release=6.6.36.6-microsoft-standard-WSL2,interop=enabled", nil, report.WSL2Interop, false},
-		{"wsl2 interop unknown", "abi=3,release=6.6.36.6-microsoft-standard-WSL2,interop=unknown", nil, report.WSL2Interop, false},
+		// WSL2's interop is closed in the mount layer; without one (supervisor or seccomp-deny) it is refused.
+		{"wsl2 interop enabled, no layer", "abi=3,release=6.6.36.6-microsoft-standard-WSL2,interop=enabled,layer=off", nil, report.WSL2Interop, true},
+		{"wsl2 interop unknown, no layer", "abi=3,release=6.6.36.6-microsoft-standard-WSL2,interop=unknown,layer=off", nil, report.WSL2Interop, true},
+		{"wsl2 interop enabled, no layer nor listener", "abi=3,release=6.6.36.6-microsoft-standard-WSL2,interop=enabled,layer=off,supervisor=off", nil, report.WSL2Interop, true},
+		{"wsl2 interop enabled, --strict with --allow-interop", "abi=3,release=6.6.36.6-microsoft-standard-WSL2,interop=enabled", []string{"--allow-interop", "--strict"}, report.ChannelOpen, true},
 		{"rule fails", "abi=7,addrule=EINVAL", nil, report.Ruleset, true},
 		{"restrict fails", "abi=7,restrict=EPERM", nil, report.Ruleset, true},
 		{"seccomp fails", "abi=7,seccomp=EINVAL", nil, report.Seccomp, true},
@@ -462,7 +465,11 @@ func TestReportGolden(t *testing.T) {
 		"disabled":        {"abi=EOPNOTSUPP", []string{"--worktree", "$W"}, false},
 		"usage":           {"abi=7", []string{"--mode", "nope"}, false},
 		"wsl2-abi3":       {"abi=3,errata=0,release=6.6.36.6-microsoft-standard-WSL2,interop=disabled", []string{"--worktree", "$W"}, true},
-		"wsl2-interop":    {"abi=3,errata=0,release=6.6.36.6-microsoft-standard-WSL2,interop=enabled", []string{"--worktree", "$W"}, false},
+		"wsl2-interop":    {"abi=3,errata=0,release=6.6.36.6-microsoft-standard-WSL2,interop=enabled", []string{"--worktree", "$W"}, true},
+		"wsl2-allow-interop": {"abi=3,errata=0,release=6.6.36.6-microsoft-standard-WSL2,interop=enabled",
+			[]string{"--worktree", "$W", "--allow-interop"}, true},
+		"wsl2-allow-interop-nolayer": {"abi=3,errata=0,release=6.6.36.6-microsoft-standard-WSL2,interop=enabled,layer=off",
+			[]string{"--worktree", "$W", "--allow-interop"}, true},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -1030,4 +1037,23 @@ func TestAnAbortedLayeredChildLeavesStdinAlone(t *testing.T) {
 	out, err := cmd.Output()
 	require.NoError(t, err)
 	require.Equal(t, "from the caller\n", string(out))
+}
+
+// On WSL2 with interop on, bwrap's mount layer does not carry the interop closure (an empty tmpfs over
+// /run/WSL): the bwrap backend refuses there (wsl2-interop) and nothing runs; --allow-interop runs under bwrap.
+func TestWSL2InteropIsNotLeftToBwrap(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("bwrap is not installed here (make deps installs bubblewrap)")
+	}
+	spec := "abi=ENOSYS,release=6.6.36.6-microsoft-standard-WSL2,interop=enabled"
+	r := confine(t, spec, "--worktree", "$W", "--report-fd", "3", "--", "/bin/sh", "-c", ": > $S")
+	require.Equal(t, launch.ExitRefused, r.status, r.stderr)
+	require.False(t, r.sentinel, "the command ran")
+	require.Equal(t, string(report.WSL2Interop), r.report["reason"], r.raw)
+	require.Contains(t, r.stderr, "bwrap's")
+	r = confine(t, spec, "--worktree", "$W", "--report-fd", "3", "--allow-interop", "--", "/bin/sh", "-c", ": > $S")
+	require.Equal(t, 0, r.status, r.stderr)
+	require.True(t, r.sentinel, "--allow-interop: the command ran")
+	require.Equal(t, "bwrap", r.report["backend"], r.raw)
+	require.Equal(t, "allowed", r.report["wsl_interop"], r.raw)
 }
