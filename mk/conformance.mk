@@ -29,14 +29,17 @@ conformance-host: confine conformance-build ## run every case on the host kernel
 # and `confine-release gate` can tie the report to the release. The ABI-capped columns (kernels.json abi_cap) run
 # confine-abicap instead: the same source built with -tags confine_abicap, a test build that is never shipped. The
 # host-emulation columns (kernels.json host_emulation) run the shipped launcher under a seccomp filter the runner
-# installs on itself (VM_HOST_EMULATION; `confine-conformance --host-emulation NAME` on the host).
-payload: build ## Bazel's linux launchers, the confine_abicap test launcher, confine-conformance (+ expected.yaml) for amd64 and arm64 into out/payload/<arch>/
+# installs on itself (VM_HOST_EMULATION; `confine-conformance --host-emulation NAME` on the host). The WSL2
+# launcher of record (confine-wsl2) runs the wsl-interop family against a simulated Windows interop.
+payload: build ## Bazel's linux and WSL2 launchers, the confine_abicap test launcher, confine-conformance (+ expected.yaml) for amd64 and arm64 into out/payload/<arch>/
 	for a in amd64 arm64; do \
 	  mkdir -p $(PAYLOAD)/$$a && cp -f dist/bin/linux_$$a/confine $(PAYLOAD)/$$a/confine && \
+	  cp -f dist/bin/wsl2_$$a/confine $(PAYLOAD)/$$a/confine-wsl2 && \
 	  (cd sandbox && GOARCH=$$a $(CONFORMANCE_GOBUILD) -tags confine_abicap -o $(PAYLOAD)/$$a/confine-abicap ./cmd/confine) && \
 	  (cd conformance && GOARCH=$$a $(CONFORMANCE_GOBUILD) -o $(PAYLOAD)/$$a/confine-conformance ./cmd/confine-conformance) && \
 	  cp conformance/expected.yaml $(PAYLOAD)/$$a/expected.yaml || exit 1; \
 	done
+	scripts/payload-binfmt-modules.sh $(PAYLOAD)
 
 matrix: payload vm-build conformance-build ## boot every kernel of vm/kernels.json, run the suite in each, print the kernel × case table
 	scripts/conformance-matrix.sh $(VM) $(PAYLOAD) $(CONFORMANCE) $(REPORTS) $(MATRIX_TOCTOU_ATTEMPTS) $(VM_JOBS) $(MATRIX_FLAGS)

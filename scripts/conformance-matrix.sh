@@ -18,6 +18,7 @@ rc=0
 # passes at load 10 on 2 cores.
 "$vm" run --jobs "$jobs" --results "$reports/vm" --timeout "${MATRIX_GUEST_TIMEOUT:-40m}" "$@" --payload "$payload/{arch}" -- \
 	/payload/confine-conformance --confine /payload/confine --abicap-confine /payload/confine-abicap \
+	--wsl2-confine /payload/confine-wsl2 \
 	--also-as 65534 --case-timeout "${MATRIX_CASE_TIMEOUT:-3m}" --json --toctou-attempts "$attempts" \
 	--expect /payload/expected.yaml || rc=$?
 # In the guest the runner exits 0 when every outcome is the reviewed one, so vm run says ok per kernel; it exits

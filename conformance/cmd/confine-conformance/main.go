@@ -38,6 +38,7 @@ import (
 	"github.com/confine-dev/confine/conformance/internal/expect"
 	"github.com/confine-dev/confine/conformance/internal/helper"
 	"github.com/confine-dev/confine/conformance/internal/hostemu"
+	"github.com/confine-dev/confine/conformance/internal/interopsim"
 	"github.com/confine-dev/confine/conformance/internal/kabi"
 	"github.com/confine-dev/confine/conformance/internal/nsdeny"
 	"github.com/confine-dev/confine/conformance/internal/report"
@@ -45,11 +46,24 @@ import (
 )
 
 func main() {
+	if interopsim.IsClient() { // the simulated WSL interop's /init, run by binfmt_misc for an .exe
+		os.Exit(interopsim.Client())
+	}
 	args := os.Args[1:]
 	if len(args) > 0 {
 		switch args[0] {
 		case "helper": // hidden: the confined side of a case
 			os.Exit(helper.Main(args[1:], os.Stdout, os.Stderr))
+		case "interop-register": // hidden: registers the simulated WSL interop, in a mount namespace of its own
+			self, err := os.Executable()
+			if err == nil {
+				err = interopsim.RegisterHere(self)
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "interop-register:", err)
+				os.Exit(1)
+			}
+			os.Exit(0)
 		case "no-namespaces": // hidden: run confine where namespaces cannot be made (no mount layer)
 			os.Exit(nsdeny.Main(args[1:]))
 		case "host-emulation": // hidden: run a command under a host emulation (--host-emulation), or check one
@@ -101,6 +115,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	sequential := fs.Bool("sequential-passes", false, "with --also-as: run the second pass after the first instead of alongside it")
 	passName := fs.String("pass", "", "name this run's events (set for the --also-as pass)")
 	abiCap := fs.Int("abi-cap", 0, "make confine act as this Landlock ABI (needs --abicap-confine, a confine_abicap test build; default: $VM_ABI_CAP)")
+	wsl2Confine := fs.String("wsl2-confine", "", "the WSL2 artifact (confine built with -tags wsl2), for the wsl-interop family; as root in the VM guest the simulated interop is registered for it before the passes start")
 	abiCapConfine := fs.String("abicap-confine", "", "the confine_abicap test build of the launcher, used instead of --confine when an ABI cap is set")
 	hostEmulation := fs.String("host-emulation", os.Getenv("VM_HOST_EMULATION"), "run the whole suite (every confine launch, both passes) under this host emulation, a seccomp filter reproducing a host with no mount layer: "+
 		strings.Join(hostemu.Names, ", ")+" (internal/hostemu; default: $VM_HOST_EMULATION)")
@@ -156,6 +171,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return fail("%v", err)
 	}
 	cfg.CaseTimeout, cfg.Heartbeat = *caseTimeout, *heartbeat
+	if *wsl2Confine != "" {
+		if cfg.WSL2Confine, err = filepath.Abs(*wsl2Confine); err != nil {
+			return fail("%v", err)
+		}
+		// binfmt_misc is global: only a root runner in the VM guest registers the simulation, before the
+		// unprivileged pass starts (which then finds it); elsewhere the family skips, saying why.
+		if root && cfg.InVM {
+			if err := interopsim.Register(cfg.Self); err != nil {
+				fmt.Fprintf(stderr, "confine-conformance: the simulated WSL interop could not be registered (wsl-interop will skip): %v\n", err)
+			}
+		}
+	}
 	env.Pass, env.CaseSeconds, env.HostEmulation = *passName, caseTimeout.Seconds(), *hostEmulation
 	if !*keep {
 		defer os.RemoveAll(cfg.Scratch)

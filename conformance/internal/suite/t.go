@@ -42,6 +42,8 @@ type Config struct {
 	// Env is added to every command's environment, also where a case replaces the environment (Opts.Env): e.g.
 	// CONFINE_TEST_ABI_CAP for a confine_abicap build.
 	Env []string
+	// WSL2Confine is the WSL2 artifact (confine built with -tags wsl2), for the wsl-interop family; "" skips it.
+	WSL2Confine string
 }
 
 // T is a running case: its directories, its verdict and its log.
