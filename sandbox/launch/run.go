@@ -183,9 +183,16 @@ func (p *plan) runBwrap(cfg Config, refuse func(error) error) error {
 		return refuse(report.Refuse(report.BackendUnavailable, err.Error()))
 	}
 	p.pidNS = true
+	prog, err := p.guard(MetadataMountLayer, nil) // before bwrap starts: a refusal (--strict) leaves nothing to end
+	if err != nil {
+		return refuse(err)
+	}
 	child, err := startBwrap(p.bwrap, p, p.bwrapBinds(), cfg.ReportFD)
 	if err == nil {
-		err = p.runChild(child, MetadataMountLayer, nil, cfg.ReportFD)
+		var status syscall.WaitStatus
+		if status, err = child.Run(p.handoff(prog, cfg.ReportFD)); err == nil {
+			return &ChildExit{Status: status}
+		}
 	}
 	var ee *ExecError
 	var ce *ChildExit
