@@ -44,11 +44,14 @@ type Rule struct {
 // When restricts a rule; an empty field matches anything.
 type When struct {
 	Landlock []string `yaml:"landlock"` // available, absent, disabled
-	ABI      string   `yaml:"abi"`      // "N", "N-M" or "N+" (inclusive)
-	Git      *bool    `yaml:"git"`      // git on PATH where the suite ran
-	VM       *bool    `yaml:"vm"`       // ran as the VM runner's payload
-	Arch     []string `yaml:"arch"`     // uname -m: x86_64, aarch64
-	Root     *bool    `yaml:"root"`     // the suite ran as root (false: the unprivileged pass)
+	ABI      string   `yaml:"abi"`      // "N", "N-M" or "N+" (inclusive): the ABI confine acted as (capped, in an abi_cap column)
+	// KernelABI is "N", "N-M" or "N+" like ABI, matched against the kernel's own ABI (which differs from ABI only
+	// in an abi_cap column): for what depends on the kernel rather than on confine, such as its modules.
+	KernelABI string   `yaml:"kernel_abi"`
+	Git       *bool    `yaml:"git"`  // git on PATH where the suite ran
+	VM        *bool    `yaml:"vm"`   // ran as the VM runner's payload
+	Arch      []string `yaml:"arch"` // uname -m: x86_64, aarch64
+	Root      *bool    `yaml:"root"` // the suite ran as root (false: the unprivileged pass)
 	// Cmdline matches when the VM's extra kernel command line contains this text (e.g.
 	// "sysctl.user.max_user_namespaces=0").
 	Cmdline string `yaml:"cmdline"`
@@ -59,13 +62,14 @@ type When struct {
 
 // Env is what a rule is matched against (from the run's start event).
 type Env struct {
-	Landlock string
-	ABI      int
-	Git      bool
-	VM       bool
-	Arch     string
-	Root     bool
-	Cmdline  string // the VM's extra kernel command line
+	Landlock  string
+	ABI       int
+	KernelABI int // the kernel's own ABI: ABI, unless confine acted as a lower one
+	Git       bool
+	VM        bool
+	Arch      string
+	Root      bool
+	Cmdline   string // the VM's extra kernel command line
 	// HostEmulation is the run's host emulation ("" for none).
 	HostEmulation string
 }
@@ -127,8 +131,10 @@ func Parse(b []byte, ids []string) (*File, error) {
 				return nil, fmt.Errorf("%s: %q matches no case", where, pat)
 			}
 		}
-		if _, _, err := abiRange(r.When.ABI); err != nil {
-			return nil, fmt.Errorf("%s: %w", where, err)
+		for _, a := range []string{r.When.ABI, r.When.KernelABI} {
+			if _, _, err := abiRange(a); err != nil {
+				return nil, fmt.Errorf("%s: %w", where, err)
+			}
 		}
 		for _, h := range r.When.HostEmulation {
 			if !in(HostEmulations, h) {
@@ -183,9 +189,11 @@ func (r Rule) matches(id string, env Env) bool {
 	}
 	w := r.When
 	lo, hi, _ := abiRange(w.ABI)
+	klo, khi, _ := abiRange(w.KernelABI)
 	return hit &&
 		(len(w.Landlock) == 0 || in(w.Landlock, env.Landlock)) &&
 		(w.ABI == "" || (env.ABI >= lo && env.ABI <= hi)) &&
+		(w.KernelABI == "" || (env.KernelABI >= klo && env.KernelABI <= khi)) &&
 		(w.Git == nil || *w.Git == env.Git) &&
 		(w.VM == nil || *w.VM == env.VM) &&
 		(len(w.Arch) == 0 || in(w.Arch, env.Arch)) &&

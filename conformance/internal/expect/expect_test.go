@@ -59,6 +59,23 @@ rules:
 	assert.Equal(t, Pass, f.For("boundary/b", Env{HostEmulation: "no-namespaces"}).Outcome)
 }
 
+// In an abi_cap column confine acts as a lower ABI on a newer kernel: abi matches the one it acted as,
+// kernel_abi the kernel's own.
+func TestKernelABI(t *testing.T) {
+	f, err := Parse([]byte(`
+schema: confine.conformance.expected/v1
+rules:
+  - cases: [boundary/a]
+    when: {kernel_abi: "8+"}
+    outcome: SKIP
+    why: needs a module only the older kernels ship
+`), ids)
+	require.NoError(t, err)
+	assert.Equal(t, Skip, f.For("boundary/a", Env{ABI: 1, KernelABI: 11}).Outcome, "a capped column on 7.3")
+	assert.Equal(t, Skip, f.For("boundary/a", Env{ABI: 11, KernelABI: 11}).Outcome)
+	assert.Equal(t, Pass, f.For("boundary/a", Env{ABI: 6, KernelABI: 6}).Outcome)
+}
+
 func TestParseRejects(t *testing.T) {
 	for name, body := range map[string]string{
 		"schema":        "schema: x\nrules: []\n",

@@ -402,8 +402,11 @@ func (m *Matrix) addRun(k Column, evs []events.Event, exp *expect.File, caseIDs 
 		}
 		m.add(r)
 	}
-	env := expect.Env{Landlock: k.Landlock, ABI: k.ABI, Git: k.Git, VM: k.VM, Arch: k.Arch, Root: k.Root, Cmdline: k.CmdlineExtra,
-		HostEmulation: k.HostEmulation}
+	env := expect.Env{Landlock: k.Landlock, ABI: k.ABI, KernelABI: k.ABI, Git: k.Git, VM: k.VM, Arch: k.Arch, Root: k.Root,
+		Cmdline: k.CmdlineExtra, HostEmulation: k.HostEmulation}
+	if k.ABICap > 0 {
+		env.KernelABI = k.KernelABI
+	}
 	for _, id := range caseIDs {
 		r := base
 		r.Case, r.Family = id, strings.SplitN(id, "/", 2)[0]
