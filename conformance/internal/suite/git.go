@@ -13,8 +13,8 @@ var gitCases = []Case{linkedOps("git-worktree/linked-ops", false), linkedOps("gi
 		"the git directory's hooks/ and config: a writable hook or a config with core.fsmonitor is code that runs " +
 		"outside the sandbox the next time the user runs git. Both direct writes and `git config` must fail.",
 	Expect: []Expect{{"ABI ≥ 1, git installed", "each write fails with EACCES; git config fails; nothing changes"},
-		{"git absent (VM guest)", "SKIP"}, landlockOnly},
-	Needs: Needs{Landlock: true, Tools: []string{"git"}},
+		{"git absent (VM guest)", "SKIP"}, noLandlockRow},
+	Needs: Needs{Confined: true, Tools: []string{"git"}},
 	Setup: func(t *T) { gitFixture(t) },
 	Run: func(t *T) {
 		g := gitPaths(t)
@@ -78,8 +78,8 @@ func linkedOps(id string, noLayer bool) Case {
 	}
 	return Case{
 		ID: id, Title: title, Rationale: rationale,
-		Expect: []Expect{{"ABI ≥ 1, git installed", expect}, {"git absent (VM guest)", "SKIP"}, landlockOnly},
-		Needs:  Needs{Landlock: true, Tools: []string{"git"}},
+		Expect: []Expect{{"ABI ≥ 1, git installed", expect}, {"git absent (VM guest)", "SKIP"}, noLandlockRow},
+		Needs:  Needs{Confined: true, Tools: []string{"git"}},
 		Setup: func(t *T) {
 			g := gitFixture(t)
 			t.Unwatch(g.linked, g.main+"/.git/worktrees/linked", g.main+"/.git/objects", g.main+"/.git/refs", g.main+"/.git/logs")
