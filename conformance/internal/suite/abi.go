@@ -199,7 +199,7 @@ var abiCases = []Case{{
 		"confine as it is and again with namespaces taken away (as in boundary/metadata-fallback). Opening with " +
 		"O_TRUNC is covered by WRITE_FILE on every ABI. Under bwrap (report.backend bwrap, mount-layer) only the " +
 		"first run applies: without namespaces bwrap cannot run, and without Landlock confine refuses there " +
-		"(fail-closed/no-backend-no-namespaces).",
+		"(fail-closed/bwrap-no-namespaces).",
 	Expect: []Expect{{"any ABI, mount-layer", "truncate(2) and O_TRUNC work inside, fail outside (EROFS or EACCES)"},
 		{"ABI 1–2, supervisor or seccomp-deny", "truncate(2) fails with EPERM inside and outside; O_TRUNC inside works, outside EACCES"},
 		{"ABI ≥ 3, supervisor or seccomp-deny", "truncate(2) and O_TRUNC work inside, fail with EACCES outside"},
@@ -208,7 +208,7 @@ var abiCases = []Case{{
 	Run: func(t *T) {
 		for _, noNS := range []bool{false, true} {
 			if noNS && t.Bwrap() {
-				t.Logf("bwrap: no run without namespaces (bwrap needs them; fail-closed/no-backend-no-namespaces)")
+				t.Logf("bwrap: no run without namespaces (bwrap needs them; fail-closed/bwrap-no-namespaces)")
 				break
 			}
 			t.WriteFile(t.WT+"/existing.txt", "inside\n", 0o644)

@@ -16,8 +16,8 @@ import (
 var noLandlockRow = Expect{"no Landlock", "under bwrap (the guest and most hosts have it): as in the rows above with the mount layer, and EROFS for every denied write; without bwrap, SKIP (fail-closed family)"}
 
 // fallbackOnly is the row of a case that runs confine where no namespace can be had (internal/nsdeny): bwrap
-// cannot run there, so without Landlock confine has no backend and refuses (fail-closed/no-backend-no-namespaces).
-var fallbackOnly = Expect{"no Landlock", "SKIP: without namespaces bwrap cannot run, and without Landlock nothing else can enforce (fail-closed/no-backend-no-namespaces)"}
+// cannot run there, so without Landlock confine has no backend and refuses (fail-closed/bwrap-no-namespaces).
+var fallbackOnly = Expect{"no Landlock", "SKIP: without namespaces bwrap cannot run, and without Landlock nothing else can enforce (fail-closed/bwrap-no-namespaces)"}
 
 // needsFallback are the needs of a case's variant: where no namespace can be had (fallback) only Landlock can
 // confine, else either backend.
