@@ -22,7 +22,7 @@ conformance-build: ## build the conformance runner for the host into out/confine
 conformance-test: ## conformance unit tests: catalogue drift (CASES.md), expectations, report, CI workflow
 	cd conformance && CGO_ENABLED=0 go test -count=1 ./...
 
-conformance-host: confine conformance-build ## run every case on the host kernel (as root, and as nobody when root), gate on expected.yaml
+conformance-host: confine conformance-build ## run every case on the host kernel (as root, and as nobody when root; again with --backend bwrap where bwrap is installed), gate on expected.yaml
 	scripts/conformance-host.sh $(CONFINE) $(CONFORMANCE) $(REPORTS)/host $(HOST_TOCTOU_ATTEMPTS)
 
 # The VMs run the launchers of record (Bazel's, `make build`), so the matrix's confine sha256 is the shipped one's

@@ -117,6 +117,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	abiCap := fs.Int("abi-cap", 0, "make confine act as this Landlock ABI (needs --abicap-confine, a confine_abicap test build; default: $VM_ABI_CAP)")
 	wsl2Confine := fs.String("wsl2-confine", "", "the WSL2 artifact (confine built with -tags wsl2), for the wsl-interop family; as root in the VM guest the simulated interop is registered for it before the passes start")
 	abiCapConfine := fs.String("abicap-confine", "", "the confine_abicap test build of the launcher, used instead of --confine when an ABI cap is set")
+	backend := fs.String("backend", "auto", "auto: confine picks its backend (Landlock, or bwrap where Landlock is absent or disabled); bwrap: every launch of a case that runs the suite's own sandbox gets --backend bwrap, and the Landlock-specific cases skip (needs bwrap on PATH)")
 	hostEmulation := fs.String("host-emulation", os.Getenv("VM_HOST_EMULATION"), "run the whole suite (every confine launch, both passes) under this host emulation, a seccomp filter reproducing a host with no mount layer: "+
 		strings.Join(hostemu.Names, ", ")+" (internal/hostemu; default: $VM_HOST_EMULATION)")
 	fs.Usage = func() {
@@ -142,6 +143,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *attempts < 1 {
 		return fail("--toctou-attempts must be at least 1")
 	}
+	if *backend != "auto" && *backend != suite.BackendBwrap {
+		return fail("--backend %q: want auto or bwrap", *backend)
+	}
 	cases, err := suite.Select(families, ids)
 	if err != nil {
 		return fail("%v", err)
@@ -166,7 +170,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if *alsoAs >= 0 && root && *passName == "" {
 		*passName = "root"
 	}
-	cfg, env, err := configure(*confine, *scratch, *attempts, *destructive, *timeout, *abiCap)
+	cfg, env, err := configure(*confine, *scratch, *attempts, *destructive, *timeout, *abiCap, *backend)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -233,7 +237,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	// The same verdict as the matrix report: every outcome as reviewed, an expected failure included.
 	xenv := expect.Env{Landlock: env.Landlock, ABI: env.ABI, Git: env.Git, VM: cfg.InVM, Arch: env.Arch, Root: env.Root,
-		Cmdline: os.Getenv("VM_CMDLINE_EXTRA"), HostEmulation: env.HostEmulation}
+		Cmdline: os.Getenv("VM_CMDLINE_EXTRA"), HostEmulation: env.HostEmulation, Backend: env.Backend, Bwrap: env.Bwrap != ""}
 	bad := 0
 	for _, o := range r.Outcomes {
 		shown, dev := exp.For(o.ID, xenv).Verdict(strings.ToUpper(o.Action))
@@ -349,7 +353,7 @@ func (p *pass) wait() int {
 }
 
 // configure resolves the binaries, asks the kernel, reads the VM runner's environment and makes the scratch dir.
-func configure(confine, scratchParent string, attempts int, destructive bool, timeout time.Duration, abiCap int) (*suite.Config, events.Env, error) {
+func configure(confine, scratchParent string, attempts int, destructive bool, timeout time.Duration, abiCap int, backend string) (*suite.Config, events.Env, error) {
 	var env events.Env
 	confine, err := filepath.Abs(confine)
 	if err != nil {
@@ -383,17 +387,36 @@ func configure(confine, scratchParent string, attempts int, destructive bool, ti
 		return nil, env, fmt.Errorf("uname: %w", err)
 	}
 	_, gitErr := exec.LookPath("git")
+	// The backend the cases' confined commands run under: what --backend auto picks (confine looks bwrap up in
+	// $PATH as this does), or bwrap when asked. A bwrap that is on PATH but broken is not "none": the cases then
+	// fail, and the fail-closed family checks the refusal itself.
+	bwrapPath, bwrapErr := exec.LookPath("bwrap")
+	use := suite.BackendNone
+	switch {
+	case backend == suite.BackendBwrap && bwrapErr != nil:
+		return nil, env, fmt.Errorf("--backend bwrap: bwrap is not on PATH")
+	case backend == suite.BackendBwrap:
+		use = suite.BackendBwrap
+	case k.State == kabi.Available:
+		use = suite.BackendLandlock
+	case bwrapErr == nil:
+		use = suite.BackendBwrap
+	}
+	forced := ""
+	if backend == suite.BackendBwrap {
+		forced = backend
+	}
 	env = events.Env{
 		Kernel: unix.ByteSliceToString(uts.Release[:]), Arch: unix.ByteSliceToString(uts.Machine[:]),
 		Landlock: string(k.State), ABI: k.ABI, Errata: k.Errata, Root: os.Geteuid() == 0, Git: gitErr == nil,
 		VMKernelID: os.Getenv("VM_KERNEL_ID"), Confine: strings.TrimSpace(string(out)), Attempts: attempts,
-		ConfineSHA256: fmt.Sprintf("%x", sha256.Sum256(bin)),
+		ConfineSHA256: fmt.Sprintf("%x", sha256.Sum256(bin)), Backend: use, BackendFlag: forced, Bwrap: bwrapPath,
 	}
 	if abiCap > 0 {
 		env.ABICap, env.KernelABI = abiCap, kernelABI
 	}
 	cfg := &suite.Config{Confine: confine, Self: self, Landlock: k, InVM: env.VMKernelID != "", Destructive: destructive,
-		Attempts: attempts, Timeout: timeout}
+		Attempts: attempts, Timeout: timeout, Backend: use, ForceBackend: forced}
 	if abiCap > 0 {
 		cfg.Env = []string{"CONFINE_TEST_ABI_CAP=" + strconv.Itoa(abiCap)}
 		os.Setenv("CONFINE_TEST_ABI_CAP", strconv.Itoa(abiCap)) // for confine version and the launch median too
@@ -411,16 +434,20 @@ func configure(confine, scratchParent string, attempts int, destructive bool, ti
 	if cfg.Scratch, err = makeScratch(scratchParent); err != nil {
 		return nil, env, err
 	}
-	if k.State == kabi.Available {
-		env.LaunchMicros = launchMedian(confine, cfg.Scratch)
-		env.Metadata = launchMetadata(confine, cfg.Scratch)
+	if use != suite.BackendNone {
+		var flags []string
+		if forced != "" {
+			flags = []string{"--backend", forced}
+		}
+		env.LaunchMicros = launchMedian(confine, cfg.Scratch, flags)
+		env.Metadata, env.LaunchBackend = launchMetadata(confine, cfg.Scratch, flags)
 	}
 	return cfg, env, nil
 }
 
 // launchMedian is the median wall time, in microseconds, of `confine --worktree dir -- true`, over
 // events.LaunchRuns launches; 0 when true is missing or a launch fails (the cases then say why).
-func launchMedian(confine, dir string) int {
+func launchMedian(confine, dir string, flags []string) int {
 	yes, err := exec.LookPath("true")
 	if err != nil {
 		return 0
@@ -428,7 +455,7 @@ func launchMedian(confine, dir string) int {
 	times := make([]time.Duration, events.LaunchRuns)
 	for i := range times {
 		t0 := time.Now()
-		if exec.Command(confine, "--worktree", dir, "--", yes).Run() != nil {
+		if exec.Command(confine, append(append([]string{"--worktree", dir}, flags...), "--", yes)...).Run() != nil {
 			return 0
 		}
 		times[i] = time.Since(t0)
@@ -437,35 +464,37 @@ func launchMedian(confine, dir string) int {
 	return int(times[len(times)/2].Microseconds())
 }
 
-// launchMetadata is the report's metadata field (mount-layer, supervisor or seccomp-deny) of one plain launch here, or "".
+// launchMetadata is the report's metadata field (mount-layer, supervisor or seccomp-deny) and backend of one plain
+// launch here with flags, or "".
 // It says which layer closes metadata changes for this user on this kernel: where unprivileged user namespaces
 // are disabled, a non-root launch must fall back (supervisor, or seccomp-deny before issue 15).
-func launchMetadata(confine, dir string) string {
+func launchMetadata(confine, dir string, flags []string) (metadata, backend string) {
 	yes, err := exec.LookPath("true")
 	if err != nil {
-		return ""
+		return "", ""
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
-		return ""
+		return "", ""
 	}
 	defer r.Close()
-	cmd := exec.Command(confine, "--report-fd", "3", "--worktree", dir, "--", yes)
+	cmd := exec.Command(confine, append(append([]string{"--report-fd", "3", "--worktree", dir}, flags...), "--", yes)...)
 	cmd.ExtraFiles = []*os.File{w}
 	err = cmd.Start()
 	w.Close()
 	if err != nil {
-		return ""
+		return "", ""
 	}
 	b, _ := io.ReadAll(r)
 	cmd.Wait()
 	var rep struct {
 		Metadata string `json:"metadata"`
+		Backend  string `json:"backend"`
 	}
 	if json.Unmarshal(b, &rep) != nil {
-		return ""
+		return "", ""
 	}
-	return rep.Metadata
+	return rep.Metadata, rep.Backend
 }
 
 // makeScratch creates the run's scratch directory under the first usable parent. It must not be under /tmp or

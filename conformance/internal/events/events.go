@@ -77,6 +77,16 @@ type Env struct {
 	// HostEmulation names the host emulation the whole run was under (internal/hostemu: ubuntu-userns-restricted,
 	// no-namespaces or nested-supervisor), "" for none.
 	HostEmulation string `json:"host_emulation,omitempty"`
+	// Backend is the backend the suite's confined commands ran under: landlock, bwrap (where Landlock is absent
+	// or disabled and bwrap is on PATH, or with the runner's --backend bwrap) or none (neither: every confined
+	// case skips). Absent from older runs: landlock where Landlock is available, else none.
+	Backend string `json:"backend,omitempty"`
+	// BackendFlag is the runner's --backend when it forced one ("bwrap"), "" under auto.
+	BackendFlag string `json:"backend_flag,omitempty"`
+	// Bwrap is bwrap's path on PATH where the suite ran, "" when it is not there.
+	Bwrap string `json:"bwrap,omitempty"`
+	// LaunchBackend is the report's backend field of the plain launch that gave Metadata: what confine chose.
+	LaunchBackend string `json:"launch_backend,omitempty"`
 	// CaseSeconds is each case's own time bound: a case still running then ends as FAIL.
 	CaseSeconds float64 `json:"case_seconds,omitempty"`
 }

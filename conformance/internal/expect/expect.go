@@ -58,6 +58,11 @@ type When struct {
 	// HostEmulation matches runs under one of these host emulations (internal/hostemu names); "none" matches a
 	// run under none.
 	HostEmulation []string `yaml:"host_emulation"`
+	// Backend matches runs whose confined commands ran under one of these backends: landlock, bwrap, none
+	// (the run's start event; events.Env.Backend).
+	Backend []string `yaml:"backend"`
+	// Bwrap matches runs where bwrap was (true) or was not (false) on PATH.
+	Bwrap *bool `yaml:"bwrap"`
 }
 
 // Env is what a rule is matched against (from the run's start event).
@@ -72,6 +77,10 @@ type Env struct {
 	Cmdline   string // the VM's extra kernel command line
 	// HostEmulation is the run's host emulation ("" for none).
 	HostEmulation string
+	// Backend is the backend the run's confined commands ran under: landlock, bwrap or none.
+	Backend string
+	// Bwrap: bwrap was on PATH where the suite ran.
+	Bwrap bool
 }
 
 // Expectation is the outcome expected for one case on one Env.
@@ -141,6 +150,11 @@ func Parse(b []byte, ids []string) (*File, error) {
 				return nil, fmt.Errorf("%s: host_emulation %q, want one of %s", where, h, strings.Join(HostEmulations, ", "))
 			}
 		}
+		for _, b := range r.When.Backend {
+			if !in(Backends, b) {
+				return nil, fmt.Errorf("%s: backend %q, want one of %s", where, b, strings.Join(Backends, ", "))
+			}
+		}
 		for _, s := range r.When.Landlock {
 			if s != "available" && s != "absent" && s != "disabled" {
 				return nil, fmt.Errorf("%s: landlock %q, want available, absent or disabled", where, s)
@@ -199,7 +213,9 @@ func (r Rule) matches(id string, env Env) bool {
 		(len(w.Arch) == 0 || in(w.Arch, env.Arch)) &&
 		(w.Root == nil || *w.Root == env.Root) &&
 		(w.Cmdline == "" || strings.Contains(env.Cmdline, w.Cmdline)) &&
-		(len(w.HostEmulation) == 0 || in(w.HostEmulation, emulation(env.HostEmulation)))
+		(len(w.HostEmulation) == 0 || in(w.HostEmulation, emulation(env.HostEmulation))) &&
+		(len(w.Backend) == 0 || in(w.Backend, backend(env))) &&
+		(w.Bwrap == nil || *w.Bwrap == env.Bwrap)
 }
 
 // emulation is the name a host_emulation selector matches: "none" for a run without one.
@@ -209,6 +225,21 @@ func emulation(name string) string {
 	}
 	return name
 }
+
+// backend is the backend a selector matches: the run's, or for a run from before the field, landlock where
+// Landlock was available and none elsewhere (confine then refused every command there).
+func backend(env Env) string {
+	switch {
+	case env.Backend != "":
+		return env.Backend
+	case env.Landlock == "available":
+		return "landlock"
+	}
+	return "none"
+}
+
+// Backends are the values a backend selector may name.
+var Backends = []string{"landlock", "bwrap", "none"}
 
 // HostEmulations are the values a host_emulation selector may name (internal/hostemu's, and none).
 var HostEmulations = []string{"none", "ubuntu-userns-restricted", "no-namespaces", "nested-supervisor"}

@@ -78,7 +78,12 @@ type Column struct {
 	CmdlineExtra string   `json:"cmdline_extra,omitempty"`
 	// HostEmulation is the host emulation the column's suite ran under (internal/hostemu), "" for none.
 	HostEmulation string `json:"host_emulation,omitempty"`
-	Metadata      string `json:"metadata,omitempty"`   // mount-layer or seccomp-deny: a plain launch's report there
+	Metadata      string `json:"metadata,omitempty"` // mount-layer or seccomp-deny: a plain launch's report there
+	// Backend is the backend the column's confined commands ran under (landlock, bwrap or none), and BackendFlag
+	// the runner's --backend when it forced one.
+	Backend       string `json:"backend,omitempty"`
+	BackendFlag   string `json:"backend_flag,omitempty"`
+	Bwrap         string `json:"bwrap,omitempty"`      // bwrap's path on PATH where the suite ran
 	ABICap        int    `json:"abi_cap,omitempty"`    // confine acted as this ABI (a confine_abicap build)
 	KernelABI     int    `json:"kernel_abi,omitempty"` // the kernel's own ABI, with ABICap
 	Package       string `json:"package,omitempty"`
@@ -322,6 +327,7 @@ func (m *Matrix) addRun(k Column, evs []events.Event, exp *expect.File, caseIDs 
 		k.LaunchMicros, k.ConfineSHA256 = start.LaunchMicros, start.ConfineSHA256
 		k.VM = k.VM || start.VMKernelID != ""
 		k.Pass, k.ABICap, k.KernelABI, k.Metadata = start.Pass, start.ABICap, start.KernelABI, start.Metadata
+		k.Backend, k.BackendFlag, k.Bwrap = start.Backend, start.BackendFlag, start.Bwrap
 		if start.HostEmulation != "" || k.HostEmulation == "" {
 			k.HostEmulation = start.HostEmulation
 		}
@@ -336,6 +342,9 @@ func (m *Matrix) addRun(k Column, evs []events.Event, exp *expect.File, caseIDs 
 		k.ID = "host-user"
 		if k.Root {
 			k.ID = "host-root"
+		}
+		if k.BackendFlag != "" {
+			k.ID += "-" + k.BackendFlag
 		}
 		for _, other := range m.Kernels {
 			if other.ID == k.ID {
@@ -402,8 +411,20 @@ func (m *Matrix) addRun(k Column, evs []events.Event, exp *expect.File, caseIDs 
 		}
 		m.add(r)
 	}
+	// The VM guest carries bwrap (vm/kernels.json guest_tools): on a kernel without Landlock the suite must run
+	// under it, and a launch must have chosen it, never a silent "none" whose cases would all skip.
+	if k.VM && k.Landlock != "available" {
+		r := base
+		r.Family, r.Case, r.Expected, r.Outcome = "vm", "vm/bwrap-backend", expect.Pass, expect.Pass
+		r.Reason = fmt.Sprintf("Landlock %s: the suite ran under backend %q, a launch chose %q", k.Landlock, k.Backend, start.LaunchBackend)
+		if k.Backend != "bwrap" || start.LaunchBackend != "bwrap" {
+			r.Outcome = expect.Fail
+			r.Reason += ", want bwrap for both (the guest carries bwrap)"
+		}
+		m.add(r)
+	}
 	env := expect.Env{Landlock: k.Landlock, ABI: k.ABI, KernelABI: k.ABI, Git: k.Git, VM: k.VM, Arch: k.Arch, Root: k.Root,
-		Cmdline: k.CmdlineExtra, HostEmulation: k.HostEmulation}
+		Cmdline: k.CmdlineExtra, HostEmulation: k.HostEmulation, Backend: k.Backend, Bwrap: k.Bwrap != ""}
 	if k.ABICap > 0 {
 		env.KernelABI = k.KernelABI
 	}

@@ -102,22 +102,42 @@ var abiCases = []Case{{
 	Rationale: "Handling fewer rights than the ABI knows leaves a write path open (TRUNCATE on 6.2+, IOCTL_DEV on " +
 		"6.10+); handling READ_FILE, READ_DIR or EXECUTE breaks reads; handling a right the ABI does not know " +
 		"makes the ruleset fail. The suite's own table (from the uapi header, independent of sandbox/) gives the " +
-		"exact set; probe, the report, and every rule's rights must agree with it.",
+		"exact set; probe, the report, and every rule's rights must agree with it. Under bwrap there is no " +
+		"Landlock domain: a report that claimed handled rights, or rights on a rule, would claim a protection " +
+		"that is not there, so both must be empty (and the writable roots still listed as rules).",
 	Expect: []Expect{
 		{"ABI 1", "WRITE_FILE, REMOVE_DIR, REMOVE_FILE, MAKE_{CHAR,DIR,REG,SOCK,FIFO,BLOCK,SYM}"},
-		{"ABI 2", "+ REFER"}, {"ABI 3–4", "+ TRUNCATE"}, {"ABI ≥ 5", "+ IOCTL_DEV"}, landlockOnly},
-	Needs: Needs{Landlock: true},
+		{"ABI 2", "+ REFER"}, {"ABI 3–4", "+ TRUNCATE"}, {"ABI ≥ 5", "+ IOCTL_DEV"},
+		{"bwrap (no Landlock, or --backend bwrap)", "report.backend bwrap, report.handled [], every rule's rights [], the worktree among the rules; probe.handled is the kernel ABI's set"}},
+	Needs: Needs{Confined: true},
 	Run: func(t *T) {
 		want := kabi.WriteRights(t.ABI())
 		r := t.Confine(t.Flags(), t.HelperArgv(), Opts{})
 		if r.Report == nil {
 			t.Fatalf("no report (exit %d, stderr %q)", r.Exit, r.Stderr)
 		}
-		if got := sorted(r.Report.Handled); !equal(got, want) {
-			t.Errorf("report.handled %v, want exactly %v for ABI %d", got, want, t.ABI())
-		}
+		t.WantBackend(r)
 		if got := sorted(t.ProbeJSON().Handled); !equal(got, want) {
 			t.Errorf("probe.handled %v, want exactly %v for ABI %d", got, want, t.ABI())
+		}
+		if t.Bwrap() {
+			if r.Report.Handled == nil || len(r.Report.Handled) != 0 {
+				t.Errorf("bwrap: report.handled %v, want [] (no Landlock domain)", r.Report.Handled)
+			}
+			wt := false
+			for _, rule := range r.Report.Rules {
+				wt = wt || rule.Path == t.WT
+				if rule.Rights == nil || len(rule.Rights) != 0 {
+					t.Errorf("bwrap: rule %s has rights %v, want [] (a read-write bind, no Landlock right)", rule.Path, rule.Rights)
+				}
+			}
+			if !wt {
+				t.Errorf("bwrap: no rule for the worktree %s: %s", t.WT, r.ReportRaw)
+			}
+			return
+		}
+		if got := sorted(r.Report.Handled); !equal(got, want) {
+			t.Errorf("report.handled %v, want exactly %v for ABI %d", got, want, t.ABI())
 		}
 		for _, rule := range r.Report.Rules {
 			for _, right := range rule.Rights {
@@ -133,10 +153,12 @@ var abiCases = []Case{{
 	Rationale: "Every Landlock domain denies reparenting unless a rule grants REFER, and ABI 1 has no REFER, so " +
 		"there a cross-directory rename fails with EXDEV even inside the worktree. The launcher must grant REFER " +
 		"where it exists, warn about EXDEV where it does not, and never drop the sandbox to avoid it. A rename " +
-		"within one directory must work on every ABI.",
+		"within one directory must work on every ABI. Under bwrap no Landlock domain stands in the way: every " +
+		"rename and link inside the worktree (one read-write bind) must work, and no EXDEV warning be given.",
 	Expect: []Expect{{"ABI 1", "same-dir rename ok; cross-dir rename and link fail with EXDEV; report.warnings mentions EXDEV"},
-		{"ABI ≥ 2", "all renames and links inside the worktree succeed"}, landlockOnly},
-	Needs: Needs{Landlock: true},
+		{"ABI ≥ 2", "all renames and links inside the worktree succeed"},
+		{"bwrap (no Landlock, or --backend bwrap)", "all renames and links inside the worktree succeed; no EXDEV warning"}},
+	Needs: Needs{Confined: true},
 	Setup: func(t *T) {
 		t.WriteFile(t.WT+"/sub/a.txt", "a", 0o644)
 		t.WriteFile(t.WT+"/sub/b.txt", "b", 0o644)
@@ -148,6 +170,14 @@ var abiCases = []Case{{
 			op2("rename", w+"/sub2", w+"/sub/sub2")), Opts{})
 		res := t.helperResults("confine", r, 4)
 		t.WantOK("rename within one directory", res[0])
+		t.WantBackend(r)
+		if t.Bwrap() {
+			t.WantOK("bwrap: cross-directory rename and link", res[1:]...)
+			if r.Report != nil && strings.Contains(strings.Join(r.Report.Warnings, "\n"), "EXDEV") {
+				t.Errorf("bwrap: the report warns about EXDEV, which only a Landlock domain gives: %q", r.Report.Warnings)
+			}
+			return
+		}
 		if t.ABI() >= 2 {
 			t.WantOK("cross-directory rename and link on ABI >= 2", res[1:]...)
 			return
@@ -167,13 +197,20 @@ var abiCases = []Case{{
 		"supervise truncate) and under seccomp-deny. From ABI 3 the kernel handles TRUNCATE: without the layer " +
 		"truncate(2) works inside and fails with EACCES outside. The case runs " +
 		"confine as it is and again with namespaces taken away (as in boundary/metadata-fallback). Opening with " +
-		"O_TRUNC is covered by WRITE_FILE on every ABI.",
+		"O_TRUNC is covered by WRITE_FILE on every ABI. Under bwrap (report.backend bwrap, mount-layer) only the " +
+		"first run applies: without namespaces bwrap cannot run, and without Landlock confine refuses there " +
+		"(fail-closed/bwrap-no-namespaces).",
 	Expect: []Expect{{"any ABI, mount-layer", "truncate(2) and O_TRUNC work inside, fail outside (EROFS or EACCES)"},
 		{"ABI 1–2, supervisor or seccomp-deny", "truncate(2) fails with EPERM inside and outside; O_TRUNC inside works, outside EACCES"},
-		{"ABI ≥ 3, supervisor or seccomp-deny", "truncate(2) and O_TRUNC work inside, fail with EACCES outside"}, landlockOnly},
-	Needs: Needs{Landlock: true},
+		{"ABI ≥ 3, supervisor or seccomp-deny", "truncate(2) and O_TRUNC work inside, fail with EACCES outside"},
+		{"bwrap (no Landlock, or --backend bwrap)", "as with the mount layer, EROFS outside; the run without namespaces is not made"}},
+	Needs: Needs{Confined: true},
 	Run: func(t *T) {
 		for _, noNS := range []bool{false, true} {
+			if noNS && t.Bwrap() {
+				t.Logf("bwrap: no run without namespaces (bwrap needs them; fail-closed/bwrap-no-namespaces)")
+				break
+			}
 			t.WriteFile(t.WT+"/existing.txt", "inside\n", 0o644)
 			r, res := t.HelperRun(t.Flags(), Opts{NoNamespaces: noNS}, op("truncate", t.WT+"/existing.txt"),
 				op("truncate", t.Out+"/file.txt"), op("trunc-open", t.WT+"/existing.txt"), op("trunc-open", t.Out+"/file.txt"))
@@ -183,6 +220,8 @@ var abiCases = []Case{{
 			m := r.Report.Metadata
 			if noNS {
 				t.WantFallback(r)
+			} else {
+				t.WantBackend(r)
 			}
 			t.WantOK(m+": O_TRUNC inside", res[2])
 			switch {

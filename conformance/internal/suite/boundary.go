@@ -11,7 +11,25 @@ import (
 	"github.com/confine-dev/confine/conformance/internal/helper"
 )
 
-var landlockOnly = Expect{"no Landlock", "SKIP: confine refuses every command there (fail-closed family)"}
+// noLandlockRow is the row of a case that holds under both backends: where Landlock is absent or disabled the
+// suite's commands run under bwrap (report.backend bwrap), and only without bwrap too does confine refuse them.
+var noLandlockRow = Expect{"no Landlock", "under bwrap (the guest and most hosts have it): as in the rows above with the mount layer, and EROFS for every denied write; without bwrap, SKIP (fail-closed family)"}
+
+// fallbackOnly is the row of a case that runs confine where no namespace can be had (internal/nsdeny): bwrap
+// cannot run there, so without Landlock confine has no backend and refuses (fail-closed/bwrap-no-namespaces).
+var fallbackOnly = Expect{"no Landlock", "SKIP: without namespaces bwrap cannot run, and without Landlock nothing else can enforce (fail-closed/bwrap-no-namespaces)"}
+
+// needsFallback are the needs of a case's variant: where no namespace can be had (fallback) only Landlock can
+// confine, else either backend.
+func needsFallback(fallback bool) Needs { return Needs{Confined: !fallback, Landlock: fallback} }
+
+// noLandlockRowFor is a variant's row for kernels without Landlock.
+func noLandlockRowFor(fallback bool) Expect {
+	if fallback {
+		return fallbackOnly
+	}
+	return noLandlockRow
+}
 
 var boundaryCases = []Case{{
 	ID:    "boundary/write-inside",
@@ -19,8 +37,8 @@ var boundaryCases = []Case{{
 	Rationale: "A sandbox that denies too much gets turned off. Creating, writing, appending, truncating on open, " +
 		"making and removing directories, renaming and hard-linking within one directory, symlinks and FIFOs " +
 		"inside the worktree must all work on every ABI, and their effects must be visible afterwards.",
-	Expect: []Expect{{"ABI ≥ 1", "every op succeeds; the files hold what was written"}, landlockOnly},
-	Needs:  Needs{Landlock: true},
+	Expect: []Expect{{"ABI ≥ 1", "every op succeeds; the files hold what was written"}, noLandlockRow},
+	Needs:  Needs{Confined: true},
 	Run: func(t *T) {
 		w := t.WT
 		res := t.Helper(t.Flags(),
@@ -51,13 +69,30 @@ var boundaryCases = []Case{{
 		"EXDEV for a cross-directory rename or link refused on REFER. A read-only mount does not stop a write " +
 		"into a FIFO (nor into a device node), so the outside FIFO's write must fail with EACCES: that is " +
 		"Landlock's verdict, whatever the layer. A control run of each op without confine, in a copy of the " +
-		"tree, proves the denial is confine's, not the file system's.",
-	Expect: []Expect{{"ABI ≥ 1", "every op fails with EACCES or EROFS (EXDEV allowed for cross-directory rename/link); the FIFO write with EACCES; nothing outside changes"}, landlockOnly},
-	Needs:  Needs{Landlock: true},
-	Setup:  controlWriteOps,
+		"tree, proves the denial is confine's, not the file system's. Under bwrap (report.backend bwrap) every " +
+		"op but the FIFO write must fail with EROFS (EXDEV for a move across the bind), and the FIFO is judged " +
+		"by boundary/fifo-outside.",
+	Expect: []Expect{{"ABI ≥ 1", "every op fails with EACCES or EROFS (EXDEV allowed for cross-directory rename/link); the FIFO write with EACCES; nothing outside changes"},
+		{"bwrap (no Landlock, or --backend bwrap)", "every op but the FIFO write fails with EROFS (EXDEV for a cross-directory rename/link); nothing outside changes"}, noLandlockRow},
+	Needs: Needs{Confined: true},
+	Setup: controlWriteOps,
 	Run: func(t *T) {
 		same, cross := writeOps(t.Out, t.WT)
-		res := t.Helper(t.Flags(), append(same, cross...)...)
+		r, res := t.HelperRun(t.Flags(), Opts{}, append(same, cross...)...)
+		t.WantBackend(r)
+		if t.Bwrap() {
+			for i, x := range res {
+				switch {
+				case x.Op == "fifo-write":
+					t.Logf("bwrap: the FIFO write outside: %s (judged by boundary/fifo-outside)", errnoOf(x))
+				case i < len(same):
+					t.WantDenied("bwrap: outside the worktree", erofs, x)
+				default:
+					t.WantDenied("bwrap: across the boundary", erofsExdev, x)
+				}
+			}
+			return
+		}
 		t.WantDenied("outside the worktree", denied, res[:len(same)]...)
 		t.WantDenied("across the boundary", deniedX, res[len(same):]...)
 		for _, x := range res {
@@ -65,6 +100,51 @@ var boundaryCases = []Case{{
 				t.WantDenied("a FIFO outside (a read-only mount does not stop it; Landlock must)", eacces, x)
 			}
 		}
+	},
+}, {
+	ID:    "boundary/fifo-outside",
+	Title: "a FIFO outside the writable set cannot be opened for writing",
+	Rationale: "A FIFO is a file-system name for a pipe to whatever process reads it: a tool's control FIFO, " +
+		"or init's /run/initctl as root. Writing into one changes no file, so no snapshot sees it, yet it hands " +
+		"data to a process outside the sandbox. A read-only mount does not stop the open (nor does nodev): " +
+		"Landlock's WRITE_FILE does, with EACCES, under every metadata mode. bwrap's read-only binds alone do " +
+		"not, so under bwrap the launcher must deny it some other way, or report it as an open channel (the " +
+		"report then names fifo in its warnings or channels). The control proves the FIFO is writable without " +
+		"confine.",
+	Expect: []Expect{{"ABI ≥ 1", "the FIFO write outside fails with EACCES"},
+		{"bwrap (no Landlock, or --backend bwrap)", "the FIFO write outside fails (any errno), or succeeds and the report names FIFOs as reachable"}, noLandlockRow},
+	Needs: Needs{Confined: true},
+	Setup: func(t *T) { // the control, in a copy of the tree: the invariant watches this one's FIFO
+		if !t.ControlEach(func(out, _ string) []helper.Op { return []helper.Op{opArg("fifo-write", out+"/fifo", "x")} })[0] {
+			t.Fatalf("control: writing into the FIFO fails without confine")
+		}
+	},
+	Run: func(t *T) {
+		fifo := t.Out + "/fifo"
+		r, res := t.HelperRun(t.Flags(), Opts{}, opArg("fifo-write", fifo, "x"))
+		t.WantBackend(r)
+		if !t.Bwrap() {
+			t.WantDenied("a FIFO outside (a read-only mount does not stop it; Landlock must)", eacces, res[0])
+			return
+		}
+		if !res[0].OK {
+			t.Logf("bwrap: the FIFO write outside fails with %s", res[0].Errno)
+			return
+		}
+		if r.Report != nil {
+			said := strings.Join(r.Report.Warnings, "\n")
+			for name, c := range r.Report.Channels {
+				if c.Status == "open" {
+					said += "\n" + name + ": " + c.How
+				}
+			}
+			if strings.Contains(strings.ToLower(said), "fifo") {
+				t.Logf("bwrap: the FIFO write outside succeeds, and the report says so: %s", said)
+				return
+			}
+		}
+		t.Errorf("bwrap: the write into the FIFO outside (%s) succeeded, and the report names no such channel: "+
+			"a confined command can feed any FIFO it can open (as root, /run/initctl)", fifo)
 	},
 }, {
 	ID:    "boundary/write-outside-landlock-only",
@@ -76,7 +156,7 @@ var boundaryCases = []Case{{
 		"on launchers before issue 15, and a warning), " +
 		"and the same outside writes must each fail with Landlock's EACCES (EXDEV for a cross-directory rename " +
 		"or link refused on REFER), with nothing outside changed.",
-	Expect: []Expect{{"ABI ≥ 1", "report.metadata supervisor or seccomp-deny, with a warning; every op fails with EACCES (EXDEV allowed for cross-directory rename/link)"}, landlockOnly},
+	Expect: []Expect{{"ABI ≥ 1", "report.metadata supervisor or seccomp-deny, with a warning; every op fails with EACCES (EXDEV allowed for cross-directory rename/link)"}, fallbackOnly},
 	Needs:  Needs{Landlock: true},
 	Setup:  controlWriteOps,
 	Run: func(t *T) {
@@ -93,8 +173,8 @@ var boundaryCases = []Case{{
 		"a cd. This case runs /bin/sh with redirections, rm -fr, mv, mkdir, ln and a cd into the outside tree, " +
 		"and requires every one to fail while the same script aimed at the worktree succeeds (the control that " +
 		"the script can write at all).",
-	Expect: []Expect{{"ABI ≥ 1", "inside: the script's writes land; outside: each fails ('Permission denied', or 'Read-only file system' under the mount layer), nothing changes"}, landlockOnly},
-	Needs:  Needs{Landlock: true, Shell: true},
+	Expect: []Expect{{"ABI ≥ 1", "inside: the script's writes land; outside: each fails ('Permission denied', or 'Read-only file system' under the mount layer), nothing changes"}, noLandlockRow},
+	Needs:  Needs{Confined: true, Shell: true},
 	Run: func(t *T) {
 		script := `D=$1; echo x > "$D/new"; echo x >> "$D/file.txt"; rm -fr "$D/dir"; mv "$D/link" "$D/moved";` +
 			` mkdir "$D/made"; ln -s file.txt "$D/sym"; cd "$D" && true > file.txt; cd "$D" && echo y > ./made2; echo done`
@@ -134,8 +214,8 @@ var boundaryCases = []Case{{
 	Expect: []Expect{{"ABI ≥ 1, mount-layer (root, or user namespaces allowed)", "outside: EROFS (EPERM/EACCES accepted); inside: each route succeeds with its effect"},
 		{"ABI ≥ 1, supervisor", "outside: EPERM; inside: each route succeeds with its effect; report.seccomp names the chmod, chown and setxattr calls"},
 		{"ABI ≥ 1, seccomp-deny", "EPERM for each route, inside and outside; report.seccomp names the chmod, chown and setxattr calls"},
-		{"a route the kernel or architecture lacks (legacy calls on arm64, fchmodat2 before 6.6), or xattrs the file system lacks", "the control's errno (ENOSYS, EOPNOTSUPP) is accepted"}, landlockOnly},
-	Needs: Needs{Landlock: true},
+		{"a route the kernel or architecture lacks (legacy calls on arm64, fchmodat2 before 6.6), or xattrs the file system lacks", "the control's errno (ENOSYS, EOPNOTSUPP) is accepted"}, noLandlockRow},
+	Needs: Needs{Confined: true},
 	Setup: metadataSetup,
 	Run:   func(t *T) { runMetadata(t, false) },
 }, {
@@ -154,7 +234,7 @@ var boundaryCases = []Case{{
 		"opened read-only, outside and inside.",
 	Expect: []Expect{{"ABI ≥ 1, supervisor", "a warning; outside: EPERM for each route; inside: each route succeeds with its effect; report.seccomp names the chmod, chown and setxattr calls"},
 		{"ABI ≥ 1, seccomp-deny (launchers before issue 15)", "a warning; EPERM for each route inside and outside; report.seccomp names the chmod, chown and setxattr calls"},
-		{"a route the kernel or architecture lacks, or xattrs the file system lacks", "the control's errno (ENOSYS, EOPNOTSUPP) is accepted"}, landlockOnly},
+		{"a route the kernel or architecture lacks, or xattrs the file system lacks", "the control's errno (ENOSYS, EOPNOTSUPP) is accepted"}, fallbackOnly},
 	Needs: Needs{Landlock: true},
 	Setup: metadataSetup,
 	Run:   func(t *T) { runMetadata(t, true) },
@@ -164,8 +244,8 @@ var boundaryCases = []Case{{
 	Rationale: "confine restricts writes only. A ruleset that handled READ_FILE, READ_DIR or EXECUTE by mistake " +
 		"would break compilers and shells in ways users would blame on the sandbox, and would show the handled " +
 		"mask is wrong. The helper itself runs from outside the worktree, which proves EXECUTE.",
-	Expect: []Expect{{"ABI ≥ 1", "reads return the outside content; listings are complete"}, landlockOnly},
-	Needs:  Needs{Landlock: true},
+	Expect: []Expect{{"ABI ≥ 1", "reads return the outside content; listings are complete"}, noLandlockRow},
+	Needs:  Needs{Confined: true},
 	Run: func(t *T) {
 		res := t.Helper(t.Flags(), op("read", t.Out+"/file.txt"), op("readdir", t.Out), op("read", t.Out+"/link"), op("readdir", "/"))
 		t.WantOK("reads", res...)
@@ -181,8 +261,8 @@ var boundaryCases = []Case{{
 	Title: "/tmp is writable by default",
 	Rationale: "Compilers and test runners write to /tmp; confine grants it in both modes. A rule that failed " +
 		"to land on /tmp, or landed on the wrong inode, shows up here.",
-	Expect: []Expect{{"ABI ≥ 1", "create, mkdir, rename, unlink and rmdir under /tmp succeed"}, landlockOnly},
-	Needs:  Needs{Landlock: true},
+	Expect: []Expect{{"ABI ≥ 1", "create, mkdir, rename, unlink and rmdir under /tmp succeed"}, noLandlockRow},
+	Needs:  Needs{Confined: true},
 	Run: func(t *T) {
 		for _, mode := range []string{"workspace-write", "read-only"} {
 			d := fmt.Sprintf("/tmp/confine-conformance-%d-%s", os.Getpid(), mode)
@@ -198,8 +278,8 @@ var boundaryCases = []Case{{
 	Rationale: "read-only mode is for commands that should only inspect the tree (a linter, git status). Every " +
 		"write to the worktree must be denied and the worktree must stay unchanged, while /tmp and /dev/null stay " +
 		"writable so that the tools still run.",
-	Expect: []Expect{{"ABI ≥ 1", "worktree writes fail with EACCES (EROFS under the mount layer); /tmp and /dev/null writes succeed"}, landlockOnly},
-	Needs:  Needs{Landlock: true},
+	Expect: []Expect{{"ABI ≥ 1", "worktree writes fail with EACCES (EROFS under the mount layer); /tmp and /dev/null writes succeed"}, noLandlockRow},
+	Needs:  Needs{Confined: true},
 	Setup:  func(t *T) { t.WatchWorktree() },
 	Run: func(t *T) {
 		tmp := fmt.Sprintf("/tmp/confine-conformance-ro-%d", os.Getpid())
@@ -217,8 +297,8 @@ var boundaryCases = []Case{{
 	Title: "--allow adds a writable directory or a single writable file, and nothing next to them",
 	Rationale: "Extra roots must grant exactly what they name. A file root must get a file-scoped rule (a rule on " +
 		"its parent would open the whole directory), and a sibling of a root must stay unwritable.",
-	Expect: []Expect{{"ABI ≥ 1", "writes in the allowed dir and to the allowed file succeed; the sibling is denied (EACCES); the report has a file rule"}, landlockOnly},
-	Needs:  Needs{Landlock: true},
+	Expect: []Expect{{"ABI ≥ 1", "writes in the allowed dir and to the allowed file succeed; the sibling is denied (EACCES); the report has a file rule"}, noLandlockRow},
+	Needs:  Needs{Confined: true},
 	Setup: func(t *T) {
 		t.Mkdir(t.Base + "/extra")
 		t.WriteFile(t.Base+"/extra-file.txt", "a\n", 0o644)

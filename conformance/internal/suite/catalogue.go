@@ -63,6 +63,9 @@ func Markdown() string {
 
 func needsText(n Needs) string {
 	var parts []string
+	if n.Confined {
+		parts = append(parts, "a backend (Landlock, or bwrap where Landlock is absent or disabled)")
+	}
 	if n.Landlock {
 		parts = append(parts, "Landlock")
 	}

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"strings"
 
+	"github.com/confine-dev/confine/conformance/internal/helper"
 	"github.com/confine-dev/confine/conformance/internal/kabi"
 )
 
@@ -13,20 +14,27 @@ const noise = "confine: refused: landlock-absent (ENOSYS)\nconfine: landlock-dis
 
 var failClosedCases = []Case{{
 	ID:    "fail-closed/no-landlock-sentinel",
-	Title: "without Landlock (absent or disabled) the command never runs: exit 125, the reason names the errno",
+	Title: "without Landlock (absent or disabled) and without bwrap the command never runs: exit 125, the reason names the errno",
 	Rationale: "The failure we exist to prevent: a wrapper that finds no Landlock and runs the command anyway, " +
 		"unconfined. On a kernel built without Landlock (ENOSYS, 5.10) or with it disabled by lsm= (EOPNOTSUPP), " +
-		"with no usable fallback, confine must refuse with both --backend auto and --backend landlock: exit 125, " +
-		"every stderr line prefixed 'confine: ', a report with outcome refused and reason landlock-absent or " +
-		"landlock-disabled that names the errno, and a sentinel file the command would have created must not exist.",
-	Expect: []Expect{{"no Landlock (ENOSYS)", "exit 125, reason landlock-absent, ENOSYS named, no sentinel"},
-		{"Landlock disabled (EOPNOTSUPP)", "exit 125, reason landlock-disabled, EOPNOTSUPP named, no sentinel"},
+		"--backend auto uses bwrap when it is on PATH; the case hides bwrap (PATH is an empty directory, the " +
+		"command is named by its absolute path), so auto has no backend left and must refuse; --backend landlock " +
+		"must refuse even with bwrap on PATH. Each: exit 125, one stderr line prefixed 'confine: ', a report with " +
+		"outcome refused and reason landlock-absent or landlock-disabled that names the errno, and a sentinel file " +
+		"the command would have created must not exist.",
+	Expect: []Expect{{"no Landlock (ENOSYS)", "auto with bwrap hidden, and landlock: exit 125, reason landlock-absent, ENOSYS named, no sentinel"},
+		{"Landlock disabled (EOPNOTSUPP)", "auto with bwrap hidden, and landlock: exit 125, reason landlock-disabled, EOPNOTSUPP named, no sentinel"},
 		{"ABI ≥ 1", "SKIP: needs a kernel without Landlock (the VM matrix has two)"}},
 	Needs: Needs{NoLandlk: true},
+	Setup: func(t *T) { t.Mkdir(t.Base + "/empty-path") },
 	Run: func(t *T) {
 		want := map[kabi.State]string{kabi.Absent: "landlock-absent", kabi.Disabled: "landlock-disabled"}[t.Cfg().Landlock.State]
 		for _, backend := range []string{"auto", "landlock"} {
-			r, ok := refusedRun(t, "--backend "+backend, t.Flags("--backend", backend))
+			env := withPath(os.Getenv("PATH")) // --backend landlock: the caller's PATH, bwrap on it or not
+			if backend == "auto" {
+				env = withPath(t.Base + "/empty-path")
+			}
+			r, ok := refusedRunEnv(t, "--backend "+backend, t.Flags("--backend", backend), env)
 			if ok && (r.Report.Reason != want || r.Report.Landlock != string(t.Cfg().Landlock.State)) {
 				t.Errorf("--backend %s: report reason %q landlock %q, want %s / %s", backend, r.Report.Reason, r.Report.Landlock, want, t.Cfg().Landlock.State)
 			}
@@ -41,9 +49,10 @@ var failClosedCases = []Case{{
 	Rationale: "Classification must never read the command's output. A command that writes nothing to stderr " +
 		"runs (exit 0, sentinel created, report exec) where Landlock works, and never runs (exit 125, no " +
 		"sentinel, report refused) where it does not. A command that itself exits 125 silently keeps its status, " +
-		"and the report still says exec: the report, not the status, tells confine's refusal apart.",
-	Expect: []Expect{{"ABI ≥ 1", "exit 0, sentinel exists, report exec; a command's own 125 passes through with report exec"},
-		{"no Landlock", "exit 125, no sentinel, report refused"}},
+		"and the report still says exec: the report, not the status, tells confine's refusal apart. Where " +
+		"Landlock is absent or disabled the command runs under bwrap (when it is on PATH), as --backend auto picks.",
+	Expect: []Expect{{"ABI ≥ 1, or bwrap where Landlock is absent or disabled", "exit 0, sentinel exists, report exec (backend as chosen); a command's own 125 passes through with report exec"},
+		{"no Landlock, no bwrap", "exit 125, no sentinel, report refused"}},
 	Run: func(t *T) { sentinelVerdict(t, "") },
 }, {
 	ID:    "fail-closed/stderr-noise",
@@ -51,8 +60,8 @@ var failClosedCases = []Case{{
 	Rationale: "A wrapper that greps stderr for 'landlock' or its own prefix to decide whether it failed can be " +
 		"steered by the command. Here the command prints lines that imitate confine's refusals; the exit status " +
 		"and the report must be exactly those of a quiet command.",
-	Expect: []Expect{{"ABI ≥ 1", "exit 0, sentinel exists, report exec, the noise passes through unchanged"},
-		{"no Landlock", "exit 125, no sentinel, report refused, no noise (the command never ran)"}},
+	Expect: []Expect{{"ABI ≥ 1, or bwrap where Landlock is absent or disabled", "exit 0, sentinel exists, report exec, the noise passes through unchanged"},
+		{"no Landlock, no bwrap", "exit 125, no sentinel, report refused, no noise (the command never ran)"}},
 	Run: func(t *T) { sentinelVerdict(t, noise) },
 }, {
 	ID:    "fail-closed/bad-root",
@@ -62,7 +71,7 @@ var failClosedCases = []Case{{
 		"bad-root, prefixed stderr, and no sentinel. A symlinked root, or a root with a symlink in its path, is " +
 		"refused rather than resolved, so that the rule can never land on a path the caller did not name.",
 	Expect: []Expect{{"ABI ≥ 1", "each: exit 125, reason bad-root, no sentinel"},
-		{"no Landlock", "each: exit 125 (bad-root or the Landlock reason, whichever is checked first), no sentinel"}},
+		{"no Landlock, no bwrap", "each: exit 125 (bad-root or the Landlock reason, whichever is checked first), no sentinel"}},
 	Setup: func(t *T) {
 		mustSymlink(t, t.WT, t.Base+"/wt-link")
 		mustSymlink(t, t.Base, t.Out+"/base-link")
@@ -74,7 +83,7 @@ var failClosedCases = []Case{{
 		}
 		for _, what := range sortedKeys(keys(roots)) {
 			r, ok := refusedRun(t, "--worktree "+what, []string{"--worktree", roots[what]})
-			if ok && t.Landlock() && r.Report.Reason != "bad-root" && !(what == "empty" && r.Report.Reason == "usage") {
+			if ok && t.Backend() != BackendNone && r.Report.Reason != "bad-root" && !(what == "empty" && r.Report.Reason == "usage") {
 				t.Errorf("--worktree %s (%q): reason %q, want bad-root", what, roots[what], r.Report.Reason)
 			}
 		}
@@ -166,14 +175,155 @@ var failClosedCases = []Case{{
 			t.Errorf("reason %q, want backend-unavailable", r.Report.Reason)
 		}
 	},
+}, {
+	ID:    "fail-closed/bwrap-exits-1",
+	Title: "a bwrap that cannot create its namespaces (exits 1, saying so) runs nothing: 125, backend-unavailable",
+	Rationale: "bwrap's commonest failure: user namespaces blocked by a sysctl or a container's profile, and bwrap " +
+		"prints 'No permissions to create new namespace' and exits 1. confine must not take its exit for the " +
+		"command's, nor run the command some other way: exit 125, reason backend-unavailable, one stderr line " +
+		"prefixed 'confine: ' that quotes bwrap and names the cause (user namespaces), no sentinel. The case puts " +
+		"a bwrap of its own first on PATH (a shell script that says exactly that), so it runs on every kernel: " +
+		"with --backend bwrap, and also with --backend auto where Landlock is absent or disabled.",
+	Expect: []Expect{{"any", "--backend bwrap (and auto without Landlock): exit 125, backend-unavailable, the message names user namespaces, one line, no sentinel"}},
+	Needs:  Needs{Shell: true},
+	Setup: func(t *T) {
+		fakeBwrap(t, "echo 'bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces. On e.g. debian this can be enabled with sysctl kernel.unprivileged_userns_clone=1.' >&2; exit 1")
+	},
+	Run: func(t *T) { brokenBwrap(t, Opts{Env: withPath(t.Base + "/fake-bin")}, "user namespaces") },
+}, {
+	ID:    "fail-closed/bwrap-no-namespaces",
+	Title: "the real bwrap, where no namespace can be created, runs nothing: 125, backend-unavailable",
+	Rationale: "The same failure with the real bwrap, as a container's seccomp profile or a sysctl makes it: the " +
+		"case runs confine under a seccomp filter that answers EPERM to unshare and clone with CLONE_NEWUSER or " +
+		"CLONE_NEWNS (internal/nsdeny), so bwrap's own clone fails ('No permissions to create new namespace' " +
+		"for a user, 'Creating new namespace failed' for root). confine must refuse: exit 125, reason " +
+		"backend-unavailable, one stderr line quoting bwrap and naming the cause, no sentinel; with --backend " +
+		"bwrap on every kernel, and with auto where Landlock is absent or disabled (no namespaces and no " +
+		"Landlock: no backend can enforce, and the command-line still gets one clear line).",
+	Expect: []Expect{{"bwrap on PATH", "--backend bwrap (and auto without Landlock): exit 125, backend-unavailable, the message names namespaces, one line, no sentinel"},
+		{"bwrap not on PATH", "SKIP, with the reason (fail-closed/backend-unavailable covers a missing bwrap)"}},
+	Needs: Needs{Tools: []string{"bwrap"}},
+	Run:   func(t *T) { brokenBwrap(t, Opts{NoNamespaces: true}, "namespace") },
+}, {
+	ID:    "fail-closed/bwrap-ignores-arguments",
+	Title: "a bwrap that ignores its arguments and just runs the command runs nothing: 125, backend-unavailable",
+	Rationale: "confine must check what bwrap built rather than trust it: a wrapper called bwrap that drops every " +
+		"option and executes what follows '--' would run the command with no read-only layer, no PID namespace " +
+		"and no synthetic /dev. The program bwrap starts is confine itself, which refuses unless it is the init " +
+		"of a new PID namespace under a read-only /: exit 125, reason backend-unavailable, one stderr line, no " +
+		"sentinel. The case puts that wrapper first on PATH, so it runs on every kernel.",
+	Expect: []Expect{{"any", "--backend bwrap (and auto without Landlock): exit 125, backend-unavailable, one line, no sentinel"}},
+	Needs:  Needs{Shell: true},
+	Setup:  func(t *T) { fakeBwrap(t, `while [ "$#" -gt 0 ] && [ "$1" != "--" ]; do shift; done; shift; exec "$@"`) },
+	Run:    func(t *T) { brokenBwrap(t, Opts{Env: withPath(t.Base + "/fake-bin")}, "") },
+}, {
+	ID:    "fail-closed/bwrap-boundary",
+	Title: "--backend bwrap on a kernel with Landlock holds the whole write boundary",
+	Rationale: "--backend bwrap asks for bubblewrap even where Landlock exists, and confine must then enforce with " +
+		"bwrap's read-only binds what Landlock would: every write-class op inside the worktree works and every " +
+		"one aimed outside fails with EROFS (EXDEV for a move across the bind), with nothing outside changed, " +
+		"and the report says backend bwrap, metadata mount-layer, no handled rights. It runs wherever bwrap is " +
+		"on PATH (the VM guest has it), which on a Landlock kernel is the only place the boundary is proven " +
+		"under bwrap without the runner's --backend bwrap. The FIFO is judged by boundary/fifo-outside.",
+	Expect: []Expect{{"bwrap on PATH", "inside: every op succeeds; outside: EROFS (EXDEV across); report backend bwrap, mount-layer, handled []"},
+		{"bwrap not on PATH", "SKIP, with the reason"}},
+	Needs: Needs{Tools: []string{"bwrap"}},
+	Setup: controlWriteOps,
+	Run: func(t *T) {
+		same, cross := writeOps(t.Out, t.WT)
+		var outside []helper.Op
+		for _, o := range append(same, cross...) {
+			if o.Op != "fifo-write" {
+				outside = append(outside, o)
+			}
+		}
+		w := t.WT
+		inside := []helper.Op{opArg("create", w+"/new.txt", "x"), opArg("write", w+"/existing.txt", "y"),
+			op("mkdir", w+"/newdir"), op2("rename", w+"/new.txt", w+"/sub/moved.txt"), op2("link", w+"/sub/moved.txt", w+"/sub2/hard.txt"),
+			op2("symlink", w+"/sym", "existing.txt"), op("mkfifo", w+"/fifo"), op("unlink", w+"/sub2/hard.txt"), op("rmdir", w+"/newdir")}
+		r, res := t.HelperRun(t.Flags("--backend", "bwrap"), Opts{}, append(inside, outside...)...)
+		t.WantOK("bwrap: inside the worktree", res[:len(inside)]...)
+		for i, x := range res[len(inside):] {
+			if i < len(same)-1 {
+				t.WantDenied("bwrap: outside the worktree", erofs, x)
+			} else {
+				t.WantDenied("bwrap: across the boundary", erofsExdev, x)
+			}
+		}
+		wantContent(t, w+"/sub/moved.txt", "x")
+		if r.Report == nil || r.Report.Backend != "bwrap" || r.Report.Metadata != "mount-layer" || len(r.Report.Handled) != 0 {
+			t.Errorf("bwrap: report %s, want backend bwrap, metadata mount-layer, handled []", r.ReportRaw)
+		}
+	},
 }}
+
+// withPath is the runner's environment with PATH set to path.
+func withPath(path string) []string {
+	env := []string{"PATH=" + path}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "PATH=") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// fakeBwrap writes Base/fake-bin/bwrap, a shell script with body, and puts the runner's PATH after it, so that
+// confine finds this bwrap first whatever the machine has.
+func fakeBwrap(t *T, body string) {
+	t.WriteFile(t.Base+"/fake-bin/bwrap", "#!/bin/sh\n"+body+"\n", 0o755)
+}
+
+// brokenBwrap runs the sentinel command with --backend bwrap, and with auto where Landlock is absent or
+// disabled, under o (a fake bwrap first on PATH, or no namespaces), and checks each refusal: exit 125, one
+// stderr line, reason backend-unavailable, a message that contains why (when set), no sentinel.
+func brokenBwrap(t *T, o Opts, why string) {
+	if o.Env != nil {
+		for i, kv := range o.Env { // the fake first, then the runner's PATH (sh, and the rest of the machine)
+			if strings.HasPrefix(kv, "PATH=") && os.Getenv("PATH") != "" {
+				o.Env[i] = kv + ":" + os.Getenv("PATH")
+			}
+		}
+	}
+	backends := []string{"bwrap"}
+	if !t.Landlock() {
+		backends = append(backends, "auto")
+	}
+	s := t.WT + "/sentinel"
+	for _, b := range backends {
+		what := "--backend " + b
+		r := t.Confine(t.Flags("--backend", b), t.HelperArgv(opArg("create", s, "x")), o)
+		ok := checkRefused(t, what, r, s)
+		if n := strings.Count(strings.TrimRight(r.Stderr, "\n"), "\n"); n > 0 {
+			t.Errorf("%s: %d stderr lines, want one: %q", what, n+1, r.Stderr)
+		}
+		switch {
+		case r.Report == nil:
+			t.Errorf("%s: no report on --report-fd", what)
+		case r.Report.Outcome != "refused" || r.Report.Reason != "backend-unavailable":
+			t.Errorf("%s: report outcome %q reason %q, want refused, backend-unavailable (%s)", what, r.Report.Outcome, r.Report.Reason, r.ReportRaw)
+		case why != "" && !strings.Contains(r.Report.Error, why):
+			t.Errorf("%s: the refusal does not name %q: %q", what, why, r.Report.Error)
+		case ok:
+			t.Logf("%s: %s", what, strings.TrimSpace(r.Stderr))
+		}
+	}
+}
 
 // refusedRun runs `confine FLAGS -- helper create sentinel` and checks the refusal (checkRefused). It returns
 // the run and whether a report was there to inspect further.
 func refusedRun(t *T, what string, flags []string) (Run, bool) {
+	return refusedRunEnv(t, what, flags, nil)
+}
+
+// refusedRunEnv is refusedRun with the environment env (the runner's when nil), and one stderr line required.
+func refusedRunEnv(t *T, what string, flags, env []string) (Run, bool) {
 	s := t.WT + "/sentinel"
-	r := t.Confine(flags, t.HelperArgv(opArg("create", s, "x")), Opts{})
+	r := t.Confine(flags, t.HelperArgv(opArg("create", s, "x")), Opts{Env: env})
 	ok := checkRefused(t, what, r, s)
+	if n := strings.Count(strings.TrimRight(r.Stderr, "\n"), "\n"); env != nil && n > 0 {
+		t.Errorf("%s: %d stderr lines, want one: %q", what, n+1, r.Stderr)
+	}
 	if r.Report == nil {
 		t.Errorf("%s: no report on --report-fd", what)
 		return r, false
@@ -216,13 +366,14 @@ func sentinelVerdict(t *T, stderrText string) {
 	s := t.WT + "/sentinel"
 	cmd := t.HelperArgv(opArg("create", s, "x"), opArg("stdio", "", stderrText))
 	r := t.Confine(t.Flags(), cmd, Opts{})
-	if !t.Landlock() {
-		checkRefused(t, "no Landlock", r, s)
+	if t.Backend() == BackendNone {
+		checkRefused(t, "no Landlock, no bwrap", r, s)
 		if r.Report == nil || r.Report.Outcome != "refused" {
-			t.Errorf("no Landlock: report %q, want outcome refused", r.ReportRaw)
+			t.Errorf("no Landlock, no bwrap: report %q, want outcome refused", r.ReportRaw)
 		}
 		return
 	}
+	t.WantBackend(r)
 	if r.Exit != 0 || !Exists(s) {
 		t.Errorf("exit %d, sentinel exists=%v, want 0 and true (stderr %q)", r.Exit, Exists(s), r.Stderr)
 	}

@@ -13,8 +13,8 @@ var gitCases = []Case{linkedOps("git-worktree/linked-ops", false), linkedOps("gi
 		"the git directory's hooks/ and config: a writable hook or a config with core.fsmonitor is code that runs " +
 		"outside the sandbox the next time the user runs git. Both direct writes and `git config` must fail.",
 	Expect: []Expect{{"ABI ≥ 1, git installed", "each write fails with EACCES; git config fails; nothing changes"},
-		{"git absent (VM guest)", "SKIP"}, landlockOnly},
-	Needs: Needs{Landlock: true, Tools: []string{"git"}},
+		{"git absent", "SKIP"}, noLandlockRow},
+	Needs: Needs{Confined: true, Tools: []string{"git"}},
 	Setup: func(t *T) { gitFixture(t) },
 	Run: func(t *T) {
 		g := gitPaths(t)
@@ -78,8 +78,8 @@ func linkedOps(id string, noLayer bool) Case {
 	}
 	return Case{
 		ID: id, Title: title, Rationale: rationale,
-		Expect: []Expect{{"ABI ≥ 1, git installed", expect}, {"git absent (VM guest)", "SKIP"}, landlockOnly},
-		Needs:  Needs{Landlock: true, Tools: []string{"git"}},
+		Expect: []Expect{{"ABI ≥ 1, git installed", expect}, {"git absent", "SKIP"}, noLandlockRowFor(noLayer)},
+		Needs:  Needs{Confined: !noLayer, Landlock: noLayer, Tools: []string{"git"}},
 		Setup: func(t *T) {
 			g := gitFixture(t)
 			t.Unwatch(g.linked, g.main+"/.git/worktrees/linked", g.main+"/.git/objects", g.main+"/.git/refs", g.main+"/.git/logs")
@@ -93,8 +93,14 @@ func linkedOps(id string, noLayer bool) Case {
 					t.WantFallback(r)
 				}
 				if r.Exit != 0 {
+					t.Logf("step %s: FAIL (exit %d)", step[0], r.Exit)
 					t.Fatalf("%s: exit %d: %s", step[0], r.Exit, firstLine(r.Stderr))
 				}
+				backend := "?"
+				if r.Report != nil {
+					backend = r.Report.Backend
+				}
+				t.Logf("step %s: ok (backend %s)", step[0], backend) // the closing note's git table is made from these
 			}
 		},
 	}

@@ -17,7 +17,18 @@ var (
 	// Landlock's own verdict: where no read-only mount can answer first (no mount layer; a FIFO or device node).
 	eacces      = []string{"EACCES"}
 	eaccesExdev = []string{"EACCES", "EXDEV"}
+	// bwrap's verdict: its read-only binds, with no Landlock domain (report.backend bwrap).
+	erofs      = []string{"EROFS"}
+	erofsExdev = []string{"EROFS", "EXDEV"}
 )
+
+// errnoOf is a result's errno, or "ok".
+func errnoOf(r helper.Result) string {
+	if r.OK {
+		return "ok"
+	}
+	return r.Errno
+}
 
 // writeOps are the write-class operations against a directory dir that holds file.txt, link (to file.txt),
 // dir/inner.txt, emptydir/ and fifo, plus moves between dir and wt (a directory holding existing.txt). Every one must be

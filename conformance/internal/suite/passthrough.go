@@ -19,8 +19,8 @@ var passthroughCases = []Case{{
 		"and every waiter pass on whole, so the case checks each bit alone (1, 2, 4 .. 128), none and all (0, 255), " +
 		"confine's own statuses and their neighbours (124..129) and the signal-like range (130, 137, 143, 254): " +
 		"a launcher that masks, maps or reserves any status shows it here, at a sixth of the launches of all 256.",
-	Expect: []Expect{{"ABI ≥ 1", "for each n tested, exit n"}, landlockOnly},
-	Needs:  Needs{Landlock: true},
+	Expect: []Expect{{"ABI ≥ 1", "for each n tested, exit n"}, noLandlockRow},
+	Needs:  Needs{Confined: true},
 	Run: func(t *T) {
 		var wrong []string
 		for _, n := range exitStatuses {
@@ -43,11 +43,16 @@ var passthroughCases = []Case{{
 		"command itself. SIGKILL cannot be forwarded, so the command must die with confine (a parent-death " +
 		"signal) instead of living on, still running, after the caller believes it killed it. The case runs " +
 		"confine as it is and again where no namespace can be made (in place), and signals the started pid as a " +
-		"caller would.",
-	Expect: []Expect{{"ABI ≥ 1", "a command killed by TERM/INT/HUP/KILL is seen as that signal; SIGUSR1 to the started pid reaches the command's handler (exit 42); SIGTERM to it kills the command (seen as SIGTERM); after SIGKILL to it the command is gone; in place, the command's pid is the started pid"}, landlockOnly},
-	Needs:  Needs{Landlock: true},
+		"caller would. Under bwrap only the first run applies: bwrap needs namespaces, and without Landlock " +
+		"confine refuses where none can be made (fail-closed/bwrap-no-namespaces).",
+	Expect: []Expect{{"ABI ≥ 1", "a command killed by TERM/INT/HUP/KILL is seen as that signal; SIGUSR1 to the started pid reaches the command's handler (exit 42); SIGTERM to it kills the command (seen as SIGTERM); after SIGKILL to it the command is gone; in place, the command's pid is the started pid"}, noLandlockRow},
+	Needs:  Needs{Confined: true},
 	Run: func(t *T) {
 		for _, noNS := range []bool{false, true} {
+			if noNS && t.Bwrap() {
+				t.Logf("bwrap: no run without namespaces (bwrap needs them; fail-closed/bwrap-no-namespaces)")
+				break
+			}
 			r := t.Confine(t.Flags(), t.HelperArgv(op("pid", "")), Opts{NoNamespaces: noNS})
 			res := t.helperResults("pid", r, 1)
 			if r.Report == nil {
@@ -107,8 +112,8 @@ var passthroughCases = []Case{{
 	Title: "stdin, stdout and stderr are the command's own",
 	Rationale: "Tools are driven through pipes. Input must reach the command and its output must come back on " +
 		"the right stream, byte for byte, with nothing added by the launcher on success.",
-	Expect: []Expect{{"ABI ≥ 1", "stdin echoed on stdout; the text on stderr exactly; nothing else"}, landlockOnly},
-	Needs:  Needs{Landlock: true},
+	Expect: []Expect{{"ABI ≥ 1", "stdin echoed on stdout; the text on stderr exactly; nothing else"}, noLandlockRow},
+	Needs:  Needs{Confined: true},
 	Run: func(t *T) {
 		in := "line one\nline two\x00binary\n"
 		r := t.Confine(t.Flags(), t.HelperArgv(opArg("stdio", "", "to stderr\n")), Opts{Stdin: in})
@@ -126,8 +131,8 @@ var passthroughCases = []Case{{
 	Rationale: "execve does no PATH lookup, so the launcher must, like execvp: the first executable match wins, " +
 		"a non-executable file of the same name earlier in PATH is skipped, and the report's command[0] is the " +
 		"absolute path that ran.",
-	Expect: []Expect{{"ABI ≥ 1", "exit 0; report.command[0] = the executable match"}, landlockOnly},
-	Needs:  Needs{Landlock: true},
+	Expect: []Expect{{"ABI ≥ 1", "exit 0; report.command[0] = the executable match"}, noLandlockRow},
+	Needs:  Needs{Confined: true},
 	Setup: func(t *T) {
 		t.Mkdir(t.Base+"/bin0", t.Base+"/bin")
 		t.WriteFile(t.Base+"/bin0/conformance-cmd", "not executable\n", 0o644)
@@ -147,8 +152,8 @@ var passthroughCases = []Case{{
 	Title: "a command that is found but cannot be executed gives 126",
 	Rationale: "The convention of env, timeout and the shell: 126 means found but not executable, so that callers " +
 		"can tell it from a missing command (127) and from confine refusing (125).",
-	Expect: []Expect{{"ABI ≥ 1", "exit 126 for a non-executable file and for a directory, given by path"}, landlockOnly},
-	Needs:  Needs{Landlock: true},
+	Expect: []Expect{{"ABI ≥ 1", "exit 126 for a non-executable file and for a directory, given by path"}, noLandlockRow},
+	Needs:  Needs{Confined: true},
 	Setup:  func(t *T) { t.WriteFile(t.Base+"/noexec.sh", "#!/bin/sh\nexit 0\n", 0o644) },
 	Run: func(t *T) {
 		for _, p := range []string{t.Base + "/noexec.sh", t.Base + "/outside"} {
@@ -162,8 +167,8 @@ var passthroughCases = []Case{{
 	Title: "a command that is not found gives 127",
 	Rationale: "127 is 'not found' for env, timeout and the shell; an agent uses it to tell a typo from a failure. " +
 		"A launcher that reports a missing command as its own refusal (125), or as a generic failure, breaks that.",
-	Expect: []Expect{{"ABI ≥ 1", "exit 127 for a bare name not on PATH and for a missing absolute path"}, landlockOnly},
-	Needs:  Needs{Landlock: true},
+	Expect: []Expect{{"ABI ≥ 1", "exit 127 for a bare name not on PATH and for a missing absolute path"}, noLandlockRow},
+	Needs:  Needs{Confined: true},
 	Run: func(t *T) {
 		for _, p := range []string{"confine-conformance-no-such-command", t.Base + "/no/such/command"} {
 			if r := t.Confine(t.Flags(), []string{p}, Opts{}); r.Exit != 127 {
@@ -177,8 +182,8 @@ var passthroughCases = []Case{{
 	Rationale: "Descriptors the launcher opened (the ruleset, each root's O_PATH fd, the report pipe) must not reach " +
 		"the command: an inherited directory fd is a handle on a root the command might use in ways the rules " +
 		"did not foresee, and a report fd lets the command forge the report.",
-	Expect: []Expect{{"ABI ≥ 1", "beyond stdio, the command has only the descriptors its own runtime opens (as measured without confine)"}, landlockOnly},
-	Needs:  Needs{Landlock: true},
+	Expect: []Expect{{"ABI ≥ 1", "beyond stdio, the command has only the descriptors its own runtime opens (as measured without confine)"}, noLandlockRow},
+	Needs:  Needs{Confined: true},
 	Run: func(t *T) {
 		// The helper's Go runtime opens descriptors of its own (cgroup files, epoll); the same helper run without
 		// confine has exactly those, so any descriptor beyond them came from the launcher.

@@ -271,8 +271,14 @@ func (r *Runner) unmet(n Needs) string {
 		have += " (" + k.Errno + ")"
 	}
 	switch {
+	case n.Confined && r.Cfg.Backend == BackendNone:
+		return "requires a backend that confines a command: " + have + " and bwrap is not on PATH (the fail-closed family covers this host)"
+	case n.Landlock && k.State != kabi.Available && r.Cfg.Backend == BackendBwrap:
+		return "requires Landlock, " + have + " (the other cases run under bwrap here, which has no Landlock domain)"
 	case n.Landlock && k.State != kabi.Available:
 		return "requires Landlock, " + have + " (the fail-closed family covers this kernel)"
+	case n.Landlock && r.Cfg.Backend != BackendLandlock:
+		return "requires Landlock, and the runner's --backend " + r.Cfg.ForceBackend + " runs every case under bwrap (the run without it covers Landlock)"
 	case n.MinABI > 0 && k.ABI < n.MinABI:
 		return fmt.Sprintf("requires Landlock ABI >= %d (kernel %s), %s", n.MinABI, kabi.KernelFor(n.MinABI), have)
 	case n.NoLandlk && k.State == kabi.Available:

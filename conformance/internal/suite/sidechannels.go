@@ -91,6 +91,9 @@ type scRun struct {
 
 // confine runs `confine --report-fd 3 FLAGS -- ARGV` in mode m.
 func (m scMode) confine(t *T, flags, argv []string, o scOpts) scRun {
+	if !m.fallback && t.cfg.ForceBackend != "" && !contains(flags, "--backend") {
+		flags = append(append([]string{}, flags...), "--backend", t.cfg.ForceBackend)
+	}
 	args := append(append(append([]string{"--report-fd", "3"}, flags...), "--"), argv...)
 	path := t.cfg.Confine
 	if m.fallback {
@@ -243,7 +246,7 @@ func (rt route) cases() []Case {
 				"the launcher must close the channel without them, or report it open."
 			exp = []Expect{{"ABI ≥ 1, fallback", rt.fallbackExpect}}
 		}
-		exp = append(append([]Expect{}, exp...), landlockOnly)
+		exp = append(append([]Expect{}, exp...), noLandlockRowFor(m.fallback))
 		setup := func(t *T) {
 			// The victim process's files (signals routes) are the runner's, outside the writable set.
 			t.Mkdir(t.Base + "/victim")
@@ -256,7 +259,7 @@ func (rt route) cases() []Case {
 			rat += " Channel: " + rt.channel + "."
 		}
 		return Case{ID: id, Title: title, Rationale: rat, Expect: exp,
-			Needs: Needs{Landlock: true}, Setup: setup, Run: func(t *T) { rt.attack(t, m) }}
+			Needs: needsFallback(m.fallback), Setup: setup, Run: func(t *T) { rt.attack(t, m) }}
 	}
 	return []Case{mk(scMode{}), mk(scMode{fallback: true})}
 }

@@ -32,7 +32,13 @@ type Expect struct {
 // Needs are a case's preconditions. When one does not hold the case is skipped, with a reason naming what it
 // needs and what it found.
 type Needs struct {
-	Landlock bool     // the kernel must have Landlock (any ABI)
+	// Confined: confine must have a backend that confines a command here (Config.Backend not none): Landlock,
+	// or bwrap where Landlock is absent or disabled (or the runner asks for bwrap). The case then holds under
+	// either backend, and reads report.backend (T.Bwrap) where their answers differ.
+	Confined bool
+	// Landlock: the suite's commands must run under Landlock (any ABI): the case checks what only a Landlock
+	// domain gives (the handled mask, REFER, ABI-scoped channels, the fallbacks without a mount namespace).
+	Landlock bool
 	MinABI   int      // the kernel's ABI must be at least this
 	NoLandlk bool     // the kernel must NOT have Landlock (fail-closed cases)
 	Tools    []string // executables that must be on PATH (e.g. git)

@@ -44,7 +44,22 @@ type Config struct {
 	Env []string
 	// WSL2Confine is the WSL2 artifact (confine built with -tags wsl2), for the wsl-interop family; "" skips it.
 	WSL2Confine string
+	// Backend is the backend the suite's confined commands run under here (BackendLandlock, BackendBwrap or
+	// BackendNone), which the runner decides before the first case: Landlock where the kernel has it, else bwrap
+	// where it is on PATH (what --backend auto picks), else none; bwrap everywhere with ForceBackend.
+	Backend string
+	// ForceBackend, when set ("bwrap"), is passed as --backend to every confine launch of a case that runs the
+	// suite's own sandbox (not one that picks its backend, takes namespaces away, or checks a refusal's argv):
+	// the runner's --backend flag.
+	ForceBackend string
 }
+
+// The backends the suite's confined commands can run under (Config.Backend; the run's start event says which).
+const (
+	BackendLandlock = "landlock"
+	BackendBwrap    = "bwrap"
+	BackendNone     = "none" // no Landlock, and no bwrap on PATH: confine refuses every command
+)
 
 // T is a running case: its directories, its verdict and its log.
 type T struct {
@@ -133,21 +148,22 @@ type Run struct {
 
 // Report is confine's --report-fd JSON (schema confine.report/v1, sandbox/README.md).
 type Report struct {
-	Schema   string   `json:"schema"`
-	Outcome  string   `json:"outcome"`
-	Reason   string   `json:"reason"`
-	Error    string   `json:"error"`
-	Mode     string   `json:"mode"`
-	Backend  string   `json:"backend"`
-	Metadata string   `json:"metadata"` // mount-layer, supervisor or seccomp-deny (absent from older launchers: seccomp-deny)
-	ABI      int      `json:"abi"`
-	Errata   uint64   `json:"errata"`
-	Landlock string   `json:"landlock"`
-	Handled  []string `json:"handled"`
-	Rules    []Rule   `json:"rules"`
-	Seccomp  []string `json:"seccomp"`
-	Command  []string `json:"command"`
-	Warnings []string `json:"warnings"`
+	Schema   string                   `json:"schema"`
+	Outcome  string                   `json:"outcome"`
+	Reason   string                   `json:"reason"`
+	Error    string                   `json:"error"`
+	Mode     string                   `json:"mode"`
+	Backend  string                   `json:"backend"`
+	Metadata string                   `json:"metadata"` // mount-layer, supervisor or seccomp-deny (absent from older launchers: seccomp-deny)
+	ABI      int                      `json:"abi"`
+	Errata   uint64                   `json:"errata"`
+	Landlock string                   `json:"landlock"`
+	Handled  []string                 `json:"handled"`
+	Rules    []Rule                   `json:"rules"`
+	Seccomp  []string                 `json:"seccomp"`
+	Command  []string                 `json:"command"`
+	Warnings []string                 `json:"warnings"`
+	Channels map[string]ChannelStatus `json:"channels"`
 }
 
 // MountLayer reports whether confine closed metadata changes with read-only mounts (then allowed inside the
@@ -217,6 +233,10 @@ func (t *T) Confine(flags, argv []string, o Opts) Run {
 	}
 	if o.NoNamespaces {
 		return t.exec(t.cfg.Self, append([]string{"no-namespaces", "--", t.cfg.Confine}, args...), o, rp, wp)
+	}
+	if o.Argv == nil && t.cfg.ForceBackend != "" && !contains(flags, "--backend") {
+		args = append(append([]string{}, args[:len(args)-len(argv)-1]...), "--backend", t.cfg.ForceBackend)
+		args = append(append(args, "--"), argv...)
 	}
 	return t.exec(t.cfg.Confine, args, o, rp, wp)
 }
@@ -397,6 +417,21 @@ func (t *T) WantDenied(what string, errnos []string, res ...helper.Result) {
 
 // Landlock reports whether the kernel has Landlock.
 func (t *T) Landlock() bool { return t.cfg.Landlock.State == kabi.Available }
+
+// Backend is the backend the suite's confined commands run under here: BackendLandlock, BackendBwrap or
+// BackendNone (Config.Backend).
+func (t *T) Backend() string { return t.cfg.Backend }
+
+// Bwrap reports whether the suite's confined commands run under bwrap: no Landlock domain, bubblewrap's
+// read-only mounts (a denied write is EROFS), new PID and IPC namespaces.
+func (t *T) Bwrap() bool { return t.cfg.Backend == BackendBwrap }
+
+// WantBackend fails the case unless r has a report whose backend is the one the suite runs under here.
+func (t *T) WantBackend(r Run) {
+	if r.Report != nil && r.Report.Backend != t.cfg.Backend {
+		t.Errorf("report.backend %q, want %s (the backend the suite runs under here)", r.Report.Backend, t.cfg.Backend)
+	}
+}
 
 // ABI is the kernel's Landlock ABI (0 without Landlock).
 func (t *T) ABI() int { return t.cfg.Landlock.ABI }

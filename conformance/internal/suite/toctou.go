@@ -27,9 +27,10 @@ var toctouStartCases = []Case{{
 		"atomically exchanges (renameat2 RENAME_EXCHANGE) the worktree path between the real directory and a " +
 		"symlink to an outside directory, thousands of times, while confine starts and the confined helper " +
 		"writes through the same path. Every attempt must end in a refusal (bad-root) or in a sandbox bound to " +
-		"the real directory: no write may ever land in the outside directory. The attempt count is reported.",
-	Expect: []Expect{{"ABI ≥ 1", "each attempt: exit 125 bad-root, or the write lands in the real dir or is denied; the outside dir stays empty"}, landlockOnly},
-	Needs:  Needs{Landlock: true},
+		"the real directory: no write may ever land in the outside directory. The attempt count is reported. " + bwrapRaceText,
+	Expect: []Expect{{"ABI ≥ 1", "each attempt: exit 125 bad-root, or the write lands in the real dir or is denied; the outside dir stays empty"},
+		bwrapRaceRow, noLandlockRow},
+	Needs: Needs{Confined: true},
 	Setup: func(t *T) {
 		arena := t.Base + "/arena"
 		t.Mkdir(arena+"/wt", t.Out+"/target")
@@ -45,9 +46,11 @@ var toctouStartCases = []Case{{
 	Title: "a parent component of the worktree path flips between a real dir and a symlink to outside",
 	Rationale: "The same race one level up: the worktree is arena/c/wt, and arena/c flips between a real directory " +
 		"and a symlink to an outside directory that also holds a wt/. Resolving with O_NOFOLLOW on the last " +
-		"component only would be fooled; openat2(RESOLVE_NO_SYMLINKS) or a component-by-component walk is not.",
-	Expect: []Expect{{"ABI ≥ 1", "each attempt: exit 125 bad-root, or the write lands in the real dir or is denied; the outside dir stays empty"}, landlockOnly},
-	Needs:  Needs{Landlock: true},
+		"component only would be fooled; openat2(RESOLVE_NO_SYMLINKS) or a component-by-component walk is not. " +
+		bwrapRaceText,
+	Expect: []Expect{{"ABI ≥ 1", "each attempt: exit 125 bad-root, or the write lands in the real dir or is denied; the outside dir stays empty"},
+		bwrapRaceRow, noLandlockRow},
+	Needs: Needs{Confined: true},
 	Setup: func(t *T) {
 		arena := t.Base + "/arena"
 		t.Mkdir(arena+"/c/wt", t.Out+"/parent/wt")
@@ -66,8 +69,8 @@ var toctouStartCases = []Case{{
 		"symlink, and validate where it points. Here .git flips between a real gitdir file and a symlink to a file " +
 		"that points into an outside directory, while the helper writes into that outside directory: no write may " +
 		"land there, whatever the launcher does with .git.",
-	Expect: []Expect{{"ABI ≥ 1", "every write into the outside gitdir is denied (or confine refuses); it stays empty"}, landlockOnly},
-	Needs:  Needs{Landlock: true},
+	Expect: []Expect{{"ABI ≥ 1", "every write into the outside gitdir is denied (or confine refuses); it stays empty"}, noLandlockRow},
+	Needs:  Needs{Confined: true},
 	Setup: func(t *T) {
 		gitdir := t.Base + "/main.git/worktrees/wt"
 		t.Mkdir(gitdir, t.Out+"/gitdir")
@@ -84,8 +87,8 @@ var toctouStartCases = []Case{{
 	Rationale: "Rules bind to inodes, not to strings: a write through wt/escape -> outside is checked where it lands. " +
 		"A sandbox that resolved paths in user space, or put a rule on a symlink's target, would let this through. " +
 		"The symlink itself, being inside, may be removed.",
-	Expect: []Expect{{"ABI ≥ 1", "writes through the symlinks fail with EACCES; unlinking the symlink succeeds"}, landlockOnly},
-	Needs:  Needs{Landlock: true},
+	Expect: []Expect{{"ABI ≥ 1", "writes through the symlinks fail with EACCES; unlinking the symlink succeeds"}, noLandlockRow},
+	Needs:  Needs{Confined: true},
 	Setup: func(t *T) {
 		mustSymlink(t, t.Out, t.WT+"/escape")
 		mustSymlink(t, t.Out+"/file.txt", t.WT+"/escape-file")
@@ -101,6 +104,13 @@ var toctouStartCases = []Case{{
 		t.WantOK("removing the symlink itself", res[len(res)-1])
 	},
 }}
+
+// bwrapRaceText and bwrapRaceRow are what the start races check under bwrap.
+const bwrapRaceText = "Under bwrap the root is handed to bwrap as its validated descriptor (/proc/self/fd/N); an " +
+	"attempt may also end in bwrap's failure (125, backend-unavailable, nothing ran), but never in one that " +
+	"shows bwrap looked the bind's source up by path (its source vanished, or it names the outside directory)."
+
+var bwrapRaceRow = Expect{"bwrap (no Landlock, or --backend bwrap)", "each attempt: as above, or 125 backend-unavailable whose bwrap error shows no lookup of the source by path; the outside dir stays empty"}
 
 // metadataSwapCases are the supervisor's race (issue 15), as confine picks its mode and without namespaces (the
 // supervisor itself; seccomp-deny on launchers before it).
@@ -125,7 +135,7 @@ func metadataSwapCases() []Case {
 			exp = []Expect{{"ABI ≥ 1, supervisor", "each call succeeds (landing inside) or fails with EPERM; the outside directory unchanged"},
 				{"ABI ≥ 1, seccomp-deny (launchers before issue 15)", "every call fails with EPERM (the race is moot, noted); the outside directory unchanged"}}
 		}
-		return Case{ID: id, Title: title, Rationale: rat, Expect: append(exp, landlockOnly), Needs: Needs{Landlock: true},
+		return Case{ID: id, Title: title, Rationale: rat, Expect: append(exp, noLandlockRowFor(fallback)), Needs: needsFallback(fallback),
 			Setup: metadataSwapSetup, Run: func(t *T) { metadataSwap(t, fallback) }}
 	}
 	return []Case{mk(false), mk(true)}
@@ -262,7 +272,7 @@ func race(t *T, swap, alt, root, writeDir string, outside []string) {
 	}()
 	defer func() { stop.Store(true); wg.Wait() }()
 
-	var refused, written, nDenied, other int
+	var refused, written, nDenied, other, bwrapRefused, byPath int
 	for i := 0; i < t.Cfg().Attempts; i++ {
 		t.Attempts = i + 1
 		marker := fmt.Sprintf("%s/marker-%d", writeDir, i)
@@ -270,6 +280,18 @@ func race(t *T, swap, alt, root, writeDir string, outside []string) {
 		switch {
 		case r.Exit == 125 && r.Report != nil && r.Report.Outcome == "refused" && r.Report.Reason == "bad-root":
 			refused++
+		case t.Bwrap() && r.Exit == 125 && r.Report != nil && r.Report.Outcome == "refused" && r.Report.Reason == "backend-unavailable":
+			// bwrap could not build the sandbox: nothing ran. bwrap is given each root as its validated descriptor
+			// (/proc/self/fd/N); a failure to find the bind's source by path, or one that names an outside
+			// directory, shows that bwrap turned the descriptor back into a path and used the path, which the
+			// swapper controls.
+			bwrapRefused++
+			if evidence := bwrapPathEvidence(r.Report.Error, outside); evidence != "" {
+				byPath++
+				if byPath <= 3 {
+					t.Logf("attempt %d: bwrap used the root's path, not its descriptor (%s): %s", i, evidence, r.Report.Error)
+				}
+			}
 		case r.Exit == 0 && r.Report != nil && r.Report.Outcome == "exec":
 			res := t.helperResults("confine", r, 1)[0]
 			if res.OK {
@@ -301,7 +323,14 @@ func race(t *T, swap, alt, root, writeDir string, outside []string) {
 	}
 	t.Logf("%d attempts, %d swaps: %d refused (bad-root), %d confined writes landed inside, %d denied, %d other",
 		t.Attempts, swaps.Load(), refused, written, nDenied, other)
-	if written+refused+nDenied == 0 {
+	if t.Bwrap() {
+		t.Logf("bwrap: %d attempts refused because bwrap could not build the sandbox (backend-unavailable, nothing ran), %d of them showing it used the root's path", bwrapRefused, byPath)
+		if byPath > 0 {
+			t.Errorf("bwrap resolved the validated root's descriptor to a path and bound that path (%d of %d attempts show it): "+
+				"the swapper controls the path between bwrap's realpath and its mount, so a write can land outside", byPath, t.Attempts)
+		}
+	}
+	if written+refused+nDenied+bwrapRefused == 0 {
 		t.Errorf("no attempt ran or was refused cleanly: the race proved nothing")
 	}
 	if other > 0 {
@@ -311,6 +340,21 @@ func race(t *T, swap, alt, root, writeDir string, outside []string) {
 	if n := countMarkers(t, filepath.Dir(swap), writeDir, swap, alt); n != written {
 		t.Errorf("%d writes reported success, %d markers found in the real directory", written, n)
 	}
+}
+
+// bwrapPathEvidence says how a bwrap error shows that bwrap looked the bind's source up by path: it could not
+// find the source (a descriptor cannot vanish), or it names one of the outside directories; "" when it shows
+// neither (e.g. a destination that was swapped away: the destination is a path by design).
+func bwrapPathEvidence(msg string, outside []string) string {
+	for _, dir := range outside {
+		if strings.Contains(msg, dir) {
+			return "names " + dir
+		}
+	}
+	if strings.Contains(msg, "Can't get type of source") {
+		return "the source vanished"
+	}
+	return ""
 }
 
 func readNames(dir string) ([]string, error) {
