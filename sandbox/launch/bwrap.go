@@ -25,10 +25,10 @@ import (
 // layer but checks that bwrap did, and runs the same tail (seccomp, root's capabilities, the keyring, the
 // report, the command as its child). Nothing but bwrap's mounts stops a write: a denied write is EROFS.
 //
-// bwrap takes paths, so each bind names its validated descriptor by /proc/self/fd/N: bwrap opens that magic
-// link, which is the directory that was validated whatever its path has become since (TOCTOU-safe as the mount
-// layer's open_tree clones are). The destination is the root's path: if that path was swapped since, the
-// validated tree is only shown somewhere else, and nothing else becomes writable.
+// bwrap takes paths. Each bind names its validated descriptor by /proc/self/fd/N, but bwrap realpath()s that and
+// binds the path, which a concurrent swap of a component can redirect (the conformance suite's root-swap race
+// wins within about 2,000 attempts): so the bwrap child checks, before anything runs, that each bind is the
+// validated directory or file by device and inode (sealBwrapLayer), and refuses otherwise.
 //
 // bwrap's descriptors, as it passes them on to the bwrap child, are a layered child's (3 handoff, 4 sync, 5 the
 // report or a placeholder), then:
@@ -204,7 +204,12 @@ func startBwrap(path string, p *plan, binds []*pathfd.Root, reportFD int) (*bwra
 	args := bwrapBase(p.tty, p.euid != 0)
 	p.binds = p.binds[:0]
 	for i, r := range binds {
-		p.binds = append(p.binds, r.Path)
+		var st unix.Stat_t
+		if err := unix.Fstat(r.FD, &st); err != nil {
+			closeAll(sock[0], sock[1], sync[0], sync[1], errPipe[0], errPipe[1])
+			return nil, msg.Err(ErrLayerUnavailable, ": fstat ", r.Path, ": ", err)
+		}
+		p.binds = append(p.binds, Bind{Path: r.Path, Dev: st.Dev, Ino: st.Ino})
 		files = append(files, uintptr(r.FD))
 		bind := "--bind"
 		if r.Kind == pathfd.CharDev {
@@ -258,7 +263,7 @@ func bwrapWhy(said string) string {
 	if i := strings.LastIndexByte(said, '\n'); i >= 0 {
 		line = said[i+1:]
 	}
-	line = strings.TrimSuffix(line, ".")
+	line = strings.TrimPrefix(strings.TrimSuffix(line, "."), "confine: ") // a bwrap child's own refusal
 	if line == "" {
 		line = "it printed nothing"
 	}
@@ -336,7 +341,7 @@ func bwrapChildStart() error {
 }
 
 // sealBwrapLayer finishes bwrap's layer from inside and checks all of it, rather than trusting bwrap, before
-// anything runs in it (binds: the paths bwrap was asked to bind read-write). It needs CAP_SYS_ADMIN (root's, or
+// anything runs in it (binds: what bwrap was asked to bind read-write). It needs CAP_SYS_ADMIN (root's, or
 // a user's in bwrap's user namespace by --cap-add, dropped here once done):
 //   - every mount is made private (MS_REC|MS_PRIVATE): bwrap leaves them slaves of the host's, and a mount the
 //     host makes later (autofs, logind, udisks) would appear inside, read-write (the attack review's route);
@@ -344,11 +349,14 @@ func bwrapChildStart() error {
 //     other flags: writing to a device needs no write access to its mount, but chmod, chown and utimes do, and
 //     bwrap leaves those binds read-write (its --remount-ro adds nodev, which would make them unusable);
 //   - then no mount may be writable but a bind asked for, bwrap's tmpfs on /dev and its devpts on /dev/pts, and
-//     none may still receive mounts from the host; this process must be PID 1 of its namespace.
+//     none may still receive mounts from the host; this process must be PID 1 of its namespace;
+//   - and each bind must be the very directory or file that was validated (device and inode, by lstat of its
+//     path in here): bwrap realpath()s the /proc/self/fd/N it is given and binds that path, so a swap of the
+//     path's components during startup could have bound another one (the conformance suite's root-swap race).
 //
 // A bwrap that ignored its arguments, bound more, or a program that only calls itself bwrap fails here, and
 // nothing runs. The errors are refusals.
-func sealBwrapLayer(binds []string, user bool) error {
+func sealBwrapLayer(binds []Bind, user bool) error {
 	if os.Getpid() != 1 {
 		return report.Refuse(report.BackendUnavailable, "bwrap did not start confine as the init of a new PID namespace (nothing ran)")
 	}
@@ -385,12 +393,19 @@ func sealBwrapLayer(binds []string, user bool) error {
 	if !seen {
 		return report.Refuse(report.BackendUnavailable, "bwrap did not make / read-only: the sandbox is not in place (nothing ran)")
 	}
+	for _, b := range binds {
+		var st unix.Stat_t
+		if err := unix.Lstat(b.Path, &st); err != nil || st.Dev != b.Dev || st.Ino != b.Ino {
+			return report.Refuse(report.BackendUnavailable, "bwrap bound something else than the validated ", b.Path,
+				" there (its path changed while confine started; nothing ran)")
+		}
+	}
 	return nil
 }
 
 // bwrapMayWrite says whether m may be writable: a bind asked for, bwrap's own /dev tmpfs and devpts, and a
 // user's /proc (see bwrapBase).
-func bwrapMayWrite(m mount, binds []string, user bool) bool {
+func bwrapMayWrite(m mount, binds []Bind, user bool) bool {
 	switch {
 	case m.point == "/proc":
 		return user && m.fstype == "proc"
@@ -400,7 +415,7 @@ func bwrapMayWrite(m mount, binds []string, user bool) bool {
 		return m.fstype == "devpts"
 	}
 	for _, b := range binds {
-		if m.point == b {
+		if m.point == b.Path {
 			return true
 		}
 	}

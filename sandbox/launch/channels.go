@@ -77,6 +77,10 @@ func channels(abi int, metadata Metadata, root, tty, pidNS, strict bool) map[str
 	} else {
 		ch["abstract-unix"] = open(msg.Str("needs Landlock ABI 6 (kernel ", landlock.FirstKernel(6), "); ", abiHere(abi)))
 	}
+	if abi == 0 { // the bwrap backend
+		ch["fifo"] = open("no Landlock domain: a FIFO outside the writable roots can be opened for writing " +
+			"(read-only mounts do not stop it; Landlock's WRITE_FILE does)")
+	}
 	if abi >= 9 {
 		ch["unix-pathname"] = closed("Landlock ABI 9 RESOLVE_UNIX: only sockets beneath the writable roots (/tmp among them)")
 	} else {

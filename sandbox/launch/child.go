@@ -61,11 +61,17 @@ type Handoff struct {
 	Report     []byte            // the report, outcome "exec", written to ReportFD just before execve
 	Init       bool              // the child is the init of a new PID namespace: it runs the command as its child
 	Warn       string            // a warning for stderr, printed just before execve, or ""
-	Binds      []string          // for a bwrap child: the paths bwrap was asked to bind read-write
+	Binds      []Bind            // for a bwrap child: what bwrap was asked to bind read-write
 	UID, GID   int               // for a user's bwrap child (uid 0 in bwrap's user namespace): the caller's, which the command gets back; else -1
 	Interop    bool              // close WSL2's interop in the mount layer (Private.Interop)
 
 	fds []int // the parent's descriptor of each rule
+}
+
+// Bind is a root bwrap binds read-write: its path and the identity of the directory or file validated there.
+type Bind struct {
+	Path     string
+	Dev, Ino uint64
 }
 
 // HandoffRule is one path-beneath rule; its descriptor travels beside the Handoff, in the same order.
@@ -125,7 +131,12 @@ func (h *Handoff) marshal() []byte {
 	e.bytes(h.Report)
 	e.num(uint64(flag(h.Init) | flag(h.Interop)<<1))
 	e.str(h.Warn)
-	e.strs(h.Binds)
+	e.num(uint64(len(h.Binds)))
+	for _, b := range h.Binds {
+		e.str(b.Path)
+		e.num(b.Dev)
+		e.num(b.Ino)
+	}
 	e.num(uint64(int64(h.UID)))
 	e.num(uint64(int64(h.GID)))
 	return e.b
@@ -152,7 +163,10 @@ func unmarshalHandoff(b []byte) (*Handoff, error) {
 	f := d.num()
 	h.Init, h.Interop = f&1 != 0, f&2 != 0
 	h.Warn = d.str()
-	h.Binds = d.strs()
+	h.Binds = make([]Bind, d.count())
+	for i := range h.Binds {
+		h.Binds[i] = Bind{Path: d.str(), Dev: d.num(), Ino: d.num()}
+	}
 	h.UID = int(int64(d.num()))
 	h.GID = int(int64(d.num()))
 	if d.err == nil && len(d.b) > 0 {

@@ -21,8 +21,8 @@ import (
 // child receives it as a Handoff and never parses argv or opens a path again. Its roots are O_PATH descriptors
 // opened once and validated; the Landlock rules and the mount layer use exactly those descriptors.
 type plan struct {
-	bwrap    string   // the bwrap executable, for the bwrap backend (bwrap.go); "" for Landlock
-	binds    []string // the paths bwrap binds read-write, once it is started (sealBwrapLayer checks them)
+	bwrap    string // the bwrap executable, for the bwrap backend (bwrap.go); "" for Landlock
+	binds    []Bind // what bwrap binds read-write, once it is started (sealBwrapLayer checks them)
 	abi      int
 	wsl      WSL
 	euid     int
@@ -360,8 +360,8 @@ func userRootAllowed(r *pathfd.Root, worktree bool) error {
 func warnings(abi int, metadata Metadata, bwrap bool) []string {
 	if bwrap {
 		return []string{"backend bwrap: bubblewrap's read-only mounts stop writes outside the writable roots " +
-			"(EROFS, where Landlock says EACCES), in new PID and IPC namespaces; no Landlock domain, so abstract " +
-			"and pathname unix sockets outside stay reachable"}
+			"(EROFS, where Landlock says EACCES), in new PID and IPC namespaces; no Landlock domain, so a FIFO " +
+			"outside can be opened for writing, and abstract and pathname unix sockets outside stay reachable"}
 	}
 	var w []string
 	switch metadata {
