@@ -108,6 +108,11 @@ func setup(out io.Writer) error {
 	if err := unix.Chdir("/"); err != nil {
 		return err
 	}
+	// The rootfs's root may be 1777 (a tmpfs): a root that only root may change, as on any host, so that the
+	// launcher trusts the guest's /usr/bin/bwrap (it refuses one in a directory others can write).
+	if err := unix.Chmod("/", 0o755); err != nil {
+		return fmt.Errorf("chmod /: %w", err)
+	}
 	for _, m := range mounts {
 		if err := os.MkdirAll(m.target, 0o755); err != nil && !m.optional {
 			return err

@@ -17,6 +17,7 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/u-root/u-root/pkg/cpio"
 )
@@ -93,7 +94,10 @@ func File(name string, b []byte, perm uint64) cpio.Record {
 }
 
 // Write writes recs as one gzip'd newc archive with a trailer. Records are made reproducible and sorted by name,
-// and missing parent directories are added (the kernel does not create them).
+// and missing parent directories are added (the kernel does not create them) with mode 0755, never for the root
+// itself: the kernel chmods a directory that exists already to each record's mode, so a parent written 0777 (as
+// u-root's WriteRecordsAndDirs writes them) by a later archive would leave /usr/bin writable by everyone, and the
+// launcher rightly refuses a bwrap in such a directory.
 func Write(w io.Writer, recs []cpio.Record) error {
 	sorted := append([]cpio.Record(nil), recs...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
@@ -103,8 +107,25 @@ func Write(w io.Writer, recs []cpio.Record) error {
 		return err
 	}
 	rw := cpio.NewDedupWriter(cpio.Newc.Writer(zw))
-	if err := cpio.WriteRecordsAndDirs(rw, sorted); err != nil {
-		return fmt.Errorf("initramfs: %w", err)
+	written := map[string]bool{}
+	for _, r := range sorted {
+		name := cpio.Normalize(r.Name)
+		if written[name] {
+			return fmt.Errorf("initramfs: %q twice in the archive", name)
+		}
+		var recs []cpio.Record
+		if dir := path.Dir(name); dir != "." {
+			parts := strings.Split(dir, "/")
+			for i := range parts {
+				if d := path.Join(parts[:i+1]...); !written[d] {
+					recs, written[d] = append(recs, cpio.Directory(d, 0o755)), true
+				}
+			}
+		}
+		r.Name, written[name] = name, true
+		if err := cpio.WriteRecords(rw, append(recs, r)); err != nil {
+			return fmt.Errorf("initramfs: %w", err)
+		}
 	}
 	if err := cpio.WriteTrailer(rw); err != nil {
 		return fmt.Errorf("initramfs: %w", err)

@@ -133,3 +133,24 @@ func TestPayloadRejectsFifo(t *testing.T) {
 	_, err := Payload(dir)
 	assert.ErrorContains(t, err, "not a regular file")
 }
+
+// Parent directories the archive adds are 0755, and the root is never one of them: the kernel chmods a
+// directory it already has to each record's mode, so a 0777 parent in a later archive (the guest tools') would
+// leave /usr/bin writable by everyone, where the launcher refuses to trust bwrap.
+func TestAddedParentsAreNotWritableByOthers(t *testing.T) {
+	gz, err := Bytes([]cpio.Record{File("usr/lib/x86_64-linux-gnu/libc.so.6", []byte("x"), 0o644), File("init", []byte("i"), 0o755)})
+	require.NoError(t, err)
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	require.NoError(t, err)
+	raw, err := io.ReadAll(zr)
+	require.NoError(t, err)
+	got, err := cpio.ReadAllRecords(cpio.Newc.Reader(bytes.NewReader(raw)))
+	require.NoError(t, err)
+	dirs := map[string]uint64{}
+	for _, r := range got {
+		if r.Mode&cpio.S_IFMT == cpio.S_IFDIR {
+			dirs[r.Name] = r.Mode &^ cpio.S_IFMT
+		}
+	}
+	require.Equal(t, map[string]uint64{"usr": 0o755, "usr/lib": 0o755, "usr/lib/x86_64-linux-gnu": 0o755}, dirs)
+}
