@@ -417,7 +417,7 @@ func (o *Options) baseArchive(ctx context.Context, arch string) ([]byte, error) 
 }
 
 // toolsArchive returns the archive of Options.Tools for arch (nil when there are none): each file fetched into the
-// cache (one package download per file not yet cached) and placed at its guest path (mode 0755), in a merged-/usr layout (/lib and /lib64 link into /usr), with
+// cache (one download per package with a file not yet cached) and placed at its guest path (mode 0755), in a merged-/usr layout (/lib and /lib64 link into /usr), with
 // the dynamic loader where the programs' PT_INTERP names it and git's exec path (/usr/lib/git-core/git, and the
 // dashed commands of its local transport).
 func (o *Options) toolsArchive(ctx context.Context, arch string) ([]byte, error) {
@@ -426,16 +426,19 @@ func (o *Options) toolsArchive(ctx context.Context, arch string) ([]byte, error)
 	}
 	var recs []cpio.Record
 	for _, t := range o.Tools {
+		// Each file is cached under its whole guest path, flattened: a package may hold several files of one name
+		// (Python's __init__.py), and one cached under its base name would stand in for all of them.
+		members := map[string]string{}
 		for _, f := range t.Files {
-			guestPath, member := vm.Expand(f[0], arch), vm.Expand(f[1], arch)
-			// Cached under the whole guest path, flattened: a package may hold several files of one name (Python's
-			// __init__.py), and the first one cached under its base name would stand in for all of them.
-			cached := strings.ReplaceAll(strings.TrimPrefix(guestPath, "/"), "/", "_")
-			ex, err := o.Cache.Extract(ctx, t.Package, t.Version, arch, cached, func(m string) bool { return m == member })
-			if err != nil {
-				return nil, fmt.Errorf("guest tool %s for %s: %w", t.Package, arch, err)
-			}
-			b, err := os.ReadFile(ex.Path)
+			members[vm.Expand(f[1], arch)] = strings.ReplaceAll(strings.TrimPrefix(vm.Expand(f[0], arch), "/"), "/", "_")
+		}
+		exs, err := o.Cache.ExtractMembers(ctx, t.Package, t.Version, arch, members)
+		if err != nil {
+			return nil, fmt.Errorf("guest tool %s for %s: %w", t.Package, arch, err)
+		}
+		for _, f := range t.Files {
+			guestPath := vm.Expand(f[0], arch)
+			b, err := os.ReadFile(exs[vm.Expand(f[1], arch)].Path)
 			if err != nil {
 				return nil, err
 			}
