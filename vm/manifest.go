@@ -68,7 +68,8 @@ type Manifest struct {
 	Comment    string   `json:"comment"`
 	AptSources []string `json:"apt_sources"` // one-line-style apt sources; the archive key is the system's
 	Busybox    Package  `json:"busybox"`     // busybox-static, providing the guest's /bin/sh and applets
-	// GuestTools are dynamically linked tools (git, bwrap) and their libraries, put into every guest.
+	// GuestTools are dynamically linked tools (git, bwrap, python3 with a few stdlib modules) and their libraries, put
+	// into every guest.
 	GuestTools        []Tool   `json:"guest_tools,omitempty"`
 	GuestToolsComment string   `json:"guest_tools_comment,omitempty"`
 	Kernels           []Kernel `json:"kernels"`

@@ -76,6 +76,11 @@ func TestManifestLoads(t *testing.T) {
 	assert.Contains(t, files, "/usr/bin/git")
 	assert.Contains(t, files, "/usr/bin/bwrap")
 	assert.Contains(t, files, "/usr/lib/aarch64-linux-gnu/ld-linux-aarch64.so.1")
+	// python3 and what toolchains/python-multiprocessing imports: its C extensions and the interpreter's landmark.
+	assert.Contains(t, files, "/usr/bin/python3")
+	assert.Contains(t, files, "/usr/lib/python3.13/os.py")
+	assert.Contains(t, files, "/usr/lib/python3.13/concurrent/futures/process.py")
+	assert.Contains(t, files, "/usr/lib/python3.13/lib-dynload/_multiprocessing.cpython-313-aarch64-linux-gnu.so")
 }
 
 func TestParseRejectsBadHostEmulation(t *testing.T) {

@@ -387,7 +387,7 @@ var workflows = []workflow{{
 		"raised PermissionError. The command copies a 0751 worktree file (mtime 2001, user.conformance xattr " +
 		"where the file system has user xattrs) and the outside 0640 file (mtime 2003.123456789) into the " +
 		"worktree; the runner checks modes, exact mtimes and the copied xattr. shutil.copystat onto the " +
-		"outside file must fail. The VM guest has no python3: there the case is skipped.",
+		"outside file must fail (the VM guest has python3 and the modules this imports: vm/kernels.json guest_tools).",
 	effect: "both copies have their source's mode, mtime to the nanosecond, and user xattr",
 	tools:  []string{"python3"},
 	setup: func(t *T) {

@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 )
@@ -87,6 +88,91 @@ func (c *Cache) Extract(ctx context.Context, pkg, version, arch, file string, ma
 		return Extracted{}, err
 	}
 	return ex, nil
+}
+
+// ExtractMembers returns the members of package pkg=version for arch named in files (exact tar member path, e.g.
+// "./usr/bin/git", to the name it is cached under), each as Extract would, but fetching the package at most once
+// for all of them: a guest tool may take dozens of files from one package (Python's stdlib), and each apt-get run
+// reads the whole of the lists (seconds). A member the package lacks is an error naming it; nothing of a failed
+// call is cached.
+func (c *Cache) ExtractMembers(ctx context.Context, pkg, version, arch string, files map[string]string) (map[string]Extracted, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	dir := filepath.Join(c.Root, "pkg", safe(pkg+"_"+version+"_"+arch))
+	got := map[string]Extracted{}
+	missing := map[string]string{} // member -> cache path
+	for member, name := range files {
+		out := filepath.Join(dir, name)
+		sum, err := os.ReadFile(out + ".sha256")
+		if _, serr := os.Stat(out); err == nil && serr == nil {
+			got[member] = Extracted{Path: out, SHA256: strings.TrimSpace(string(sum)), Member: member}
+			continue
+		}
+		missing[member] = out
+	}
+	if len(missing) == 0 {
+		return got, nil
+	}
+	deb, cleanup, err := c.download(ctx, pkg, version, arch)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, "dpkg-deb", "--fsys-tarfile", deb)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("dpkg-deb: %w", err)
+	}
+	tr := tar.NewReader(pipe)
+	var terr error
+	for len(got) < len(files) && terr == nil {
+		var ex Extracted
+		var found bool
+		ex, found, terr = copyMember(tr, "", func(m string) bool { _, ok := missing[m]; return ok }, func(m string) string { return missing[m] })
+		if !found {
+			break
+		}
+		if terr == nil {
+			got[ex.Member] = ex
+		}
+	}
+	io.Copy(io.Discard, pipe)
+	werr := cmd.Wait()
+	switch {
+	case terr != nil:
+		return nil, fmt.Errorf("%s=%s (%s): corrupt package %s: %w", pkg, version, arch, filepath.Base(deb), terr)
+	case werr != nil && len(got) < len(files):
+		return nil, fmt.Errorf("%s=%s (%s): corrupt package %s: dpkg-deb: %v: %s", pkg, version, arch, filepath.Base(deb), werr, lastLines(stderr.Bytes(), 2))
+	}
+	var absent []string
+	for member := range missing {
+		if _, ok := got[member]; !ok {
+			absent = append(absent, member)
+		}
+	}
+	if len(absent) > 0 {
+		sort.Strings(absent)
+		return nil, fmt.Errorf("%s=%s (%s): package %s holds no %s", pkg, version, arch, filepath.Base(deb), strings.Join(absent, ", "))
+	}
+	// The checksum files are written last: their presence marks complete entries.
+	for member, out := range missing {
+		ex := got[member]
+		if err := os.WriteFile(out+".member", []byte(ex.Member+"\n"), 0o644); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(out+".sha256", []byte(ex.SHA256+"\n"), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	return got, nil
 }
 
 // aptArgs are the options that make apt use only the private state under Root.
@@ -240,7 +326,9 @@ func extractMember(ctx context.Context, deb, out string, match func(string) bool
 	return ex, nil
 }
 
-func copyMember(tr *tar.Reader, out string, match func(string) bool) (Extracted, bool, error) {
+// copyMember copies the next member match accepts to out (or, with outFor, to outFor(member)) and reports
+// whether one was found before the archive's end.
+func copyMember(tr *tar.Reader, out string, match func(string) bool, outFor ...func(string) string) (Extracted, bool, error) {
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -251,6 +339,9 @@ func copyMember(tr *tar.Reader, out string, match func(string) bool) (Extracted,
 		}
 		if h.Typeflag != tar.TypeReg || !match(h.Name) {
 			continue
+		}
+		if len(outFor) > 0 {
+			out = outFor[0](h.Name)
 		}
 		tmp := out + ".part"
 		f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)

@@ -149,3 +149,40 @@ func TestSeries(t *testing.T) {
 	_, ok := Series("busybox-static")
 	assert.False(t, ok)
 }
+
+func TestExtractMembersDownloadsOnce(t *testing.T) {
+	deb := buildDeb(t, "KERNEL")
+	calls := filepath.Join(t.TempDir(), "calls")
+	fakeApt(t, fmt.Sprintf(`[[ " $* " == *" download "* ]] && { echo download >> %q; cp %q . ; } ; exit 0`, calls, deb))
+	c := &Cache{Root: t.TempDir(), Sources: []string{"deb http://example.invalid/debian sid main"}}
+	files := map[string]string{"./boot/vmlinuz-1.0-test": "boot_vmlinuz", "./boot/config-1.0-test": "boot_config"}
+	got, err := c.ExtractMembers(context.Background(), "linux-image-test", "1.0", "amd64", files)
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	for member, want := range map[string]string{"./boot/vmlinuz-1.0-test": "KERNEL", "./boot/config-1.0-test": "CONFIG_X=y\n"} {
+		b, err := os.ReadFile(got[member].Path)
+		require.NoError(t, err)
+		assert.Equal(t, want, string(b), member)
+		assert.Equal(t, member, got[member].Member)
+	}
+	n, err := os.ReadFile(calls)
+	require.NoError(t, err)
+	assert.Equal(t, "download\n", string(n), "one download for both members")
+
+	// Served from the cache: an apt-get that fails proves it is not run.
+	fakeApt(t, `exit 1`)
+	again, err := c.ExtractMembers(context.Background(), "linux-image-test", "1.0", "amd64", files)
+	require.NoError(t, err)
+	assert.Equal(t, got, again)
+}
+
+func TestExtractMembersNamesTheMissing(t *testing.T) {
+	deb := buildDeb(t, "KERNEL")
+	fakeApt(t, fmt.Sprintf(`[[ " $* " == *" download "* ]] && cp %q . ; exit 0`, deb))
+	c := &Cache{Root: t.TempDir(), Sources: []string{"deb http://example.invalid/debian sid main"}}
+	_, err := c.ExtractMembers(context.Background(), "linux-image-test", "1.0", "amd64",
+		map[string]string{"./boot/vmlinuz-1.0-test": "boot_vmlinuz", "./usr/bin/nothere": "usr_bin_nothere"})
+	assert.ErrorContains(t, err, "holds no ./usr/bin/nothere")
+	_, statErr := os.Stat(filepath.Join(c.Root, "pkg", "linux-image-test_1.0_amd64", "boot_vmlinuz.sha256"))
+	assert.True(t, os.IsNotExist(statErr), "nothing cached from a failed call")
+}

@@ -61,7 +61,7 @@ type Options struct {
 	Self     string        // this executable, used as guest init for its own arch when InitDir has none
 	Cache    *fetch.Cache  // kernel and busybox cache
 	Busybox  vm.Package    // pinned busybox-static
-	Tools    []vm.Tool     // pinned tools and libraries put into every guest (git, bwrap)
+	Tools    []vm.Tool     // pinned tools and libraries put into every guest (git, bwrap, python3)
 	Progress io.Writer     // live progress lines; default io.Discard
 	// Retries is how many times a kernel whose run ended infra is booted again (default 0 here; `vm run` passes
 	// --retries, default 1). Each earlier run is kept in Record.Retries.
@@ -124,6 +124,8 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 		if p.payload, err = initramfs.Bytes(recs); err != nil {
 			return setup(err)
 		}
+		o.progress("initramfs %s: %d bytes (base %d, tools %d, payload %d; gzip'd cpio)", arch,
+			len(p.base)+len(p.tools)+len(p.payload), len(p.base), len(p.tools), len(p.payload))
 	}
 	if err := os.MkdirAll(o.Results, 0o755); err != nil {
 		return setup(err)
@@ -415,7 +417,7 @@ func (o *Options) baseArchive(ctx context.Context, arch string) ([]byte, error) 
 }
 
 // toolsArchive returns the archive of Options.Tools for arch (nil when there are none): each file fetched into the
-// cache and placed at its guest path (mode 0755), in a merged-/usr layout (/lib and /lib64 link into /usr), with
+// cache (one download per package with a file not yet cached) and placed at its guest path (mode 0755), in a merged-/usr layout (/lib and /lib64 link into /usr), with
 // the dynamic loader where the programs' PT_INTERP names it and git's exec path (/usr/lib/git-core/git, and the
 // dashed commands of its local transport).
 func (o *Options) toolsArchive(ctx context.Context, arch string) ([]byte, error) {
@@ -424,13 +426,19 @@ func (o *Options) toolsArchive(ctx context.Context, arch string) ([]byte, error)
 	}
 	var recs []cpio.Record
 	for _, t := range o.Tools {
+		// Each file is cached under its whole guest path, flattened: a package may hold several files of one name
+		// (Python's __init__.py), and one cached under its base name would stand in for all of them.
+		members := map[string]string{}
 		for _, f := range t.Files {
-			guestPath, member := vm.Expand(f[0], arch), vm.Expand(f[1], arch)
-			ex, err := o.Cache.Extract(ctx, t.Package, t.Version, arch, filepath.Base(guestPath), func(m string) bool { return m == member })
-			if err != nil {
-				return nil, fmt.Errorf("guest tool %s for %s: %w", t.Package, arch, err)
-			}
-			b, err := os.ReadFile(ex.Path)
+			members[vm.Expand(f[1], arch)] = strings.ReplaceAll(strings.TrimPrefix(vm.Expand(f[0], arch), "/"), "/", "_")
+		}
+		exs, err := o.Cache.ExtractMembers(ctx, t.Package, t.Version, arch, members)
+		if err != nil {
+			return nil, fmt.Errorf("guest tool %s for %s: %w", t.Package, arch, err)
+		}
+		for _, f := range t.Files {
+			guestPath := vm.Expand(f[0], arch)
+			b, err := os.ReadFile(exs[vm.Expand(f[1], arch)].Path)
 			if err != nil {
 				return nil, err
 			}
