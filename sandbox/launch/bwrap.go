@@ -110,23 +110,25 @@ func bwrapEnv(env []string) []string {
 	return out
 }
 
-// bwrapBase are the arguments of every bwrap run: the layer without its writable roots. For root, /proc stays
-// the host's, read-only with the rest (a new one would be writable: bwrap's cover of /proc/sys is skipped where
-// access(2) says EACCES, which it always does for root, who could then write every sysctl); a user's new one is
-// its user namespace's, whose uid 0 is not the kernel's global root that sysctls ask for. --new-session
-// (setsid) leaves the command no controlling terminal to open as /dev/tty, unless --tty asks for the terminal.
-// A user's bwrap child keeps CAP_SYS_ADMIN in bwrap's user namespace to seal the layer (sealBwrapLayer).
+// bwrapBase are the arguments of every bwrap run: the layer without its writable roots. /proc is a new one, of
+// the new PID namespace: the host's would show the command bwrap's own outer process, root in the host's mount
+// namespace, whose /proc/PID/root a root command could write through (the second attack review's route), and
+// every host process of any user it could setuid to. For root, the bwrap child remounts it read-only, sysctls
+// and all (bwrap's own cover of /proc/sys is skipped where access(2) says EACCES, which it always does for root);
+// a user's is its user namespace's, whose uid 0 is not the kernel's global root that sysctls ask for.
+// --new-session (setsid) leaves the command no controlling terminal to open as /dev/tty, unless --tty asks for
+// it. A user's bwrap child keeps CAP_SYS_ADMIN in bwrap's user namespace to seal the layer (sealBwrapLayer).
 func bwrapBase(tty, user bool) []string {
-	args := []string{"bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--unshare-ipc",
-		"--as-pid-1", "--die-with-parent"}
+	args := []string{"bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-pid",
+		"--unshare-ipc", "--as-pid-1", "--die-with-parent"}
 	if !tty {
 		args = append(args, "--new-session")
 	}
 	if user {
 		// uid 0 in bwrap's one user namespace (no second one, as bwrap makes to give the caller's uid back), with
 		// CAP_SYS_ADMIN, which the mount namespace answers to; the command gets the caller's IDs back from the
-		// bwrap child (final.owner), which needs a /proc of its own to write the maps (the host's is read-only).
-		args = append(args, "--uid", "0", "--gid", "0", "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETFCAP", "--proc", "/proc")
+		// bwrap child (final.owner), which writes the maps through its /proc.
+		args = append(args, "--uid", "0", "--gid", "0", "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETFCAP")
 	}
 	return args
 }
@@ -347,7 +349,8 @@ func bwrapChildStart() error {
 //     host makes later (autofs, logind, udisks) would appear inside, read-write (the attack review's route);
 //   - the host's device nodes that --dev binds (/dev/null, /dev/tty, ...) are remounted read-only, keeping their
 //     other flags: writing to a device needs no write access to its mount, but chmod, chown and utimes do, and
-//     bwrap leaves those binds read-write (its --remount-ro adds nodev, which would make them unusable);
+//     bwrap leaves those binds read-write (its --remount-ro adds nodev, which would make them unusable); so is
+//     root's /proc (see bwrapBase);
 //   - then no mount may be writable but a bind asked for, bwrap's tmpfs on /dev and its devpts on /dev/pts, and
 //     none may still receive mounts from the host; this process must be PID 1 of its namespace;
 //   - and each bind must be the very directory or file that was validated (device and inode, by lstat of its
@@ -366,7 +369,8 @@ func sealBwrapLayer(binds []Bind, user bool) error {
 	}
 	mounts, err := readMounts()
 	for _, m := range mounts {
-		if err == nil && !m.hidden && m.rw && !bwrapMayWrite(m, binds, user) && strings.HasPrefix(m.point, "/dev/") {
+		if err == nil && !m.hidden && m.rw && !bwrapMayWrite(m, binds, user) &&
+			(strings.HasPrefix(m.point, "/dev/") || m.point == "/proc") {
 			err = remountReadOnly(m.point)
 		}
 	}
