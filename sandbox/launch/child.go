@@ -698,10 +698,19 @@ func checkLayerChild() (bwrap bool, err error) {
 	// and mount namespaces, and so cannot touch the host's mounts, is one.
 	parentOK := ppidNS == parentNS || (os.Geteuid() != 0 && ppidNS == "") || (os.Getpid() == 1 && os.Getppid() == 0)
 	if own == "" || own == parentNS || !parentOK || !isFileType(handoffFD, unix.S_IFSOCK) ||
-		!isFileType(syncFD, unix.S_IFIFO) || (bwrap && os.Getpid() != 1) {
+		!isFileType(syncFD, unix.S_IFIFO) || (bwrap && !bwrapChildShape()) {
 		return bwrap, msg.Err(layerEnv, " is set, but this is not a layered child of confine")
 	}
 	return bwrap, nil
+}
+
+// bwrapChildShape says whether this process looks like a bwrap child: the init of a new PID namespace, whose
+// handoff socket was made by a process outside it (SO_PEERCRED names the socketpair's maker, confine, whose PID
+// in here is 0). A process that set layerEnv by hand in its own namespaces is not one (the attack review made one
+// as root, in the caller's mount namespace, and got as far as making its mounts private).
+func bwrapChildShape() bool {
+	cred, err := unix.GetsockoptUcred(handoffFD, unix.SOL_SOCKET, unix.SO_PEERCRED)
+	return os.Getpid() == 1 && err == nil && cred.Pid == 0
 }
 
 // isFileType says whether fd is open on a file of type typ (unix.S_IFSOCK, ...).
