@@ -69,7 +69,7 @@ func checkBwrap(path string, rules []landlock.Rule, user bool) error {
 	}
 	for _, r := range rules {
 		if real == r.Path || (r.Dir && strings.HasPrefix(real, r.Path+"/")) {
-			return msg.Err(path, " is ", real, ", beneath the writable ", r.Path, ": a confined command could have put it there; install bubblewrap outside every writable root")
+			return msg.Err(path, " is ", real, ", beneath the writable ", r.Path, ": a confined command could have put it there")
 		}
 	}
 	for p := real; ; p = filepath.Dir(p) {
@@ -82,7 +82,7 @@ func checkBwrap(path string, rules []landlock.Rule, user bool) error {
 			return msg.Err(path, " is set-user-ID or set-group-ID: confine runs only an unprivileged bwrap for a user (one that makes user namespaces)")
 		}
 		if st.Uid != 0 || (st.Mode&0o022 != 0 && !(dir && st.Mode&unix.S_ISVTX != 0)) {
-			return msg.Err(path, " is ", real, ", and ", p, " is not owned by root or is writable by others: a confined command could have put it there; use a bwrap installed by root (a distribution's bubblewrap package)")
+			return msg.Err(path, " is ", real, ", and ", p, " is not owned by root or is writable by others: a confined command could have put it there")
 		}
 		if p == "/" {
 			return nil
@@ -272,12 +272,12 @@ func bwrapWhy(said string) string {
 	var why string
 	switch {
 	case strings.Contains(said, "No permissions to create"), strings.Contains(said, "Creating new namespace failed"):
-		why = "user namespaces cannot be created here: a sysctl (user.max_user_namespaces=0, kernel.unprivileged_userns_clone=0) or a container's seccomp profile blocks them"
+		why = "user namespaces cannot be created here (a sysctl, or a container's seccomp profile)"
 	case strings.Contains(said, "uid map"), strings.Contains(said, "setgroups"):
-		why = "the user namespace has no capabilities: AppArmor's restriction of unprivileged user namespaces (Ubuntu 24.04 and later) applies to bwrap; install an AppArmor profile for bwrap (see sandbox/README.md)"
+		why = "AppArmor restricts unprivileged user namespaces (Ubuntu 24.04 and later): give bwrap a profile"
 	case strings.Contains(said, "slave"), strings.Contains(said, "pivot_root"),
 		strings.Contains(said, "mount") && (strings.Contains(said, "Permission denied") || strings.Contains(said, "Operation not permitted")):
-		why = "mounts are denied in the new namespaces, as in a container without mount propagation or with a seccomp or AppArmor profile that blocks mount"
+		why = "mounts are denied in the new namespaces (a container's profile)"
 	}
 	if why == "" {
 		return line

@@ -97,8 +97,13 @@ func abiHere(abi int) string {
 	return msg.Str("this kernel has ", abi)
 }
 
+// closed and open make a channel's entry; not inlined, as channels calls them some thirty times.
+//
+//go:noinline
 func closed(how string) report.Channel { return report.Channel{Status: report.Closed, How: how} }
-func open(how string) report.Channel   { return report.Channel{Status: report.Open, How: how} }
+
+//go:noinline
+func open(how string) report.Channel { return report.Channel{Status: report.Open, How: how} }
 
 // openChannels lists the names of the open channels, sorted.
 func openChannels(ch map[string]report.Channel) []string {

@@ -19,12 +19,17 @@ type Oct uint64
 // Quoted prints as a Go double-quoted string, as fmt's %q does.
 type Quoted string
 
-// Str returns the parts concatenated. A part of any other type panics: that is a bug in the caller.
+// Str returns the parts concatenated. A part of any other type panics: that is a bug in the caller. Str and Err
+// are not inlined: they are called at hundreds of places, and inlined they cost pages of the 2 MiB budget.
+//
+//go:noinline
 func Str(parts ...any) string {
 	return string(appendParts(nil, parts))
 }
 
 // Err returns an error whose text is Str(parts...) and which wraps each error among parts.
+//
+//go:noinline
 func Err(parts ...any) error {
 	e := &wrapped{text: Str(parts...)}
 	for _, p := range parts {
