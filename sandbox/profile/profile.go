@@ -249,11 +249,16 @@ func identities(home string) map[[2]uint64]bool {
 	return ids
 }
 
-// openNoFollow opens the directory at the absolute, clean path as O_PATH, following no symlink on the way
-// (openat2 RESOLVE_NO_SYMLINKS, 5.6, which every Landlock kernel has).
+// openNoFollow opens the directory at the absolute, clean path as O_PATH, following no symlink on the way:
+// openat2 RESOLVE_NO_SYMLINKS (5.6), or, where a seccomp filter answers openat2 with ENOSYS or EPERM (a confine
+// inside confine: the outer one's filter does), one component at a time with O_NOFOLLOW (walk).
 func openNoFollow(path string) (int, error) {
-	return unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+	fd, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
 		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS})
+	if err == unix.ENOSYS || err == unix.EPERM {
+		return walk(path, false)
+	}
+	return fd, err
 }
 
 // noFollowError says what a failed openNoFollow or mkdirAll means.
@@ -267,18 +272,27 @@ func noFollowError(err error) string {
 // mkdirAll makes dir and its missing parents, mode 0777 less the umask, one component at a time relative to
 // its parent's descriptor, following no symlink, and returns an O_PATH descriptor of dir (os.MkdirAll follows
 // symlinks, and would link time formatting in, through os.FileInfo: about 100 KB).
-func mkdirAll(dir string) (int, error) {
+func mkdirAll(dir string) (int, error) { return walk(dir, true) }
+
+// walk opens the absolute, clean dir as O_PATH one component at a time, each relative to its parent's
+// descriptor with O_NOFOLLOW (a symlink answers ELOOP), making each missing one first if mkdir.
+func walk(dir string, mkdir bool) (int, error) {
 	fd, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return -1, err
 	}
 	for _, name := range strings.Split(strings.Trim(dir, "/"), "/") {
-		if err := unix.Mkdirat(fd, name, 0o777); err != nil && err != unix.EEXIST {
-			unix.Close(fd)
-			return -1, err
+		if mkdir {
+			if err := unix.Mkdirat(fd, name, 0o777); err != nil && err != unix.EEXIST {
+				unix.Close(fd)
+				return -1, err
+			}
 		}
-		next, err := unix.Openat2(fd, name, &unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
-			Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_BENEATH})
+		next, err := unix.Openat(fd, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+		var st unix.Stat_t
+		if err == unix.ENOTDIR && unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			err = unix.ELOOP // a symlink, as openat2's RESOLVE_NO_SYMLINKS says it
+		}
 		unix.Close(fd)
 		if err != nil {
 			return -1, err

@@ -923,3 +923,18 @@ func TestNestedConfineIsAtLeastAsConfined(t *testing.T) {
 		require.NoFileExists(t, filepath.Join(u.w, "f"), u.name)
 	}
 }
+
+// The nested agent's recipe: an inner confine with a profile, under an outer one whose filter answers openat2
+// with ENOSYS; the profile's directories are opened without it, one component at a time, and still no symlink
+// is followed.
+func TestNestedConfineWithAProfile(t *testing.T) {
+	requireLandlock(t)
+	w, out := sandbox(t)
+	home := filepath.Join(filepath.Dir(w), "home")
+	require.NoError(t, os.Mkdir(home, 0o755))
+	r := confine(t, "", []string{"HOME=" + home}, "--worktree", w, "--profile", "npm", "--", bin, "--worktree", w,
+		"--profile", "npm", "--", "/bin/sh", "-c", `echo x > "$HOME/.npm/f" && echo npm-ok; echo y > "$0/f"`, out)
+	require.Equal(t, "npm-ok\n", r.stdout, "stderr %q", r.stderr)
+	requireKernelDenial(t, r.stderr)
+	require.NoFileExists(t, filepath.Join(out, "f"))
+}

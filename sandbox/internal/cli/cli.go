@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -223,7 +222,7 @@ const maxConfig = 64 << 10
 // readConfig applies the --config file's flags under the command line's. It is read from the path given,
 // never looked for: a file inside the worktree could be rewritten by the command it confines.
 func (in *invocation) readConfig() error {
-	data, err := readFile(in.config)
+	data, real, err := readConfigFile(in.config)
 	if err != nil {
 		return usageErr("--config ", in.config, ": ", err)
 	}
@@ -235,41 +234,56 @@ func (in *invocation) readConfig() error {
 	if err != nil {
 		return report.Refuse(report.ReasonOf(err), "--config ", in.config, ":", err.Error())
 	}
-	return in.configOutside()
+	return in.configOutside(real)
 }
 
-// configOutside refuses a --config file that lies beneath the worktree or an --allow root, by its path: the
-// command could rewrite it for the next run.
-func (in *invocation) configOutside() error {
-	file := in.config
-	if !filepath.IsAbs(file) {
-		wd, err := unix.Getwd()
-		if err != nil {
-			return usageErr("--config ", in.config, ": ", err)
-		}
-		file = filepath.Join(wd, file)
-	}
-	file = filepath.Clean(file)
+// configOutside refuses a --config file that lies beneath the worktree or an --allow root (real: its path as
+// the kernel names the open file, symlinks resolved): the command could rewrite it for the next run.
+func (in *invocation) configOutside(real string) error {
 	for _, root := range append([]string{in.cfg.Worktree}, in.cfg.Allow...) {
-		if root != "" && (file == root || strings.HasPrefix(file, strings.TrimSuffix(root, "/")+"/")) {
-			return usageErr("--config ", in.config, " is beneath ", root, ", which the command can write: keep it outside")
+		if root != "" && (real == root || strings.HasPrefix(real, strings.TrimSuffix(root, "/")+"/")) {
+			as := ""
+			if real != in.config {
+				as = " (as " + real + ")"
+			}
+			return usageErr("--config ", in.config, " is beneath ", root, as, ", which the command can write: keep it outside")
 		}
 	}
 	return nil
 }
 
-// readFile reads at most maxConfig+1 bytes of path (os.ReadFile links in sync.Map: 10 KB).
-func readFile(path string) ([]byte, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+// readConfigFile reads at most maxConfig+1 bytes of the regular file at path (os.ReadFile links in sync.Map: 10
+// KB), not through a symlink at its end, and returns its kernel name (/proc/self/fd, which resolves the symlinks
+// on the way). A file with more than one hard link is refused: another of its names could be beneath a writable
+// root, where the command could rewrite it.
+func readConfigFile(path string) ([]byte, string, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK|unix.O_NOFOLLOW, 0)
+	if err == unix.ELOOP {
+		return nil, "", errors.New("is a symlink: name the file itself")
+	}
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, "", err
+	}
+	switch {
+	case st.Mode&unix.S_IFMT != unix.S_IFREG:
+		return nil, "", errors.New("not a regular file")
+	case st.Nlink > 1:
+		return nil, "", errors.New("has other hard links, one of which could be beneath a writable root: use a file of its own")
+	}
+	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	if err != nil || !strings.HasPrefix(real, "/") {
+		return nil, "", errors.New("its path cannot be known (is /proc mounted?)")
+	}
 	data, err := io.ReadAll(io.LimitReader(fdReader(fd), maxConfig+1))
 	if err == nil && len(data) > maxConfig {
 		err = errors.New("longer than 64 KiB")
 	}
-	return data, err
+	return data, real, err
 }
 
 type fdReader int

@@ -1057,3 +1057,30 @@ func TestWSL2InteropIsNotLeftToBwrap(t *testing.T) {
 	require.Equal(t, "bwrap", r.report["backend"], r.raw)
 	require.Equal(t, "allowed", r.report["wsl_interop"], r.raw)
 }
+
+// A --config file reached through a symlink, or with another name by a hard link, could be one the command can
+// rewrite: the symlink at its end is refused, one on the way is resolved before the check, and a hard link is
+// refused (the fresh user's routes).
+func TestConfigThroughLinksIsRefused(t *testing.T) {
+	base, err := os.MkdirTemp("/var/tmp", "confine-cfglink")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	w := filepath.Join(base, "wt")
+	require.NoError(t, os.Mkdir(w, 0o755))
+	cfg := filepath.Join(w, "ci.conf")
+	require.NoError(t, os.WriteFile(cfg, []byte("--no-git\n"), 0o644))
+	require.NoError(t, os.Symlink(cfg, filepath.Join(base, "link.conf")))
+	require.NoError(t, os.Symlink(w, filepath.Join(base, "wtlink")))
+	other := filepath.Join(base, "other.conf")
+	require.NoError(t, os.WriteFile(other, []byte("--no-git\n"), 0o644))
+	require.NoError(t, os.Link(other, filepath.Join(w, "hard.conf")))
+	for path, want := range map[string]string{
+		filepath.Join(base, "link.conf"):         "is a symlink",
+		filepath.Join(base, "wtlink", "ci.conf"): "is beneath " + w + " (as " + cfg + ")",
+		other:                                    "has other hard links",
+	} {
+		_, _, err := parse([]string{"--config", path, "--worktree", w, "--", "true"})
+		require.Error(t, err, path)
+		require.Contains(t, err.Error(), want, path)
+	}
+}
