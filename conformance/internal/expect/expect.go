@@ -45,13 +45,13 @@ type Rule struct {
 type When struct {
 	Landlock []string `yaml:"landlock"` // available, absent, disabled
 	ABI      string   `yaml:"abi"`      // "N", "N-M" or "N+" (inclusive): the ABI confine acted as (capped, in an abi_cap column)
-	// KernelABI is "N", "N-M" or "N+" like ABI, matched against the kernel's own ABI (which differs from ABI only
-	// in an abi_cap column): for what depends on the kernel rather than on confine, such as its modules.
-	KernelABI string   `yaml:"kernel_abi"`
-	Git       *bool    `yaml:"git"`  // git on PATH where the suite ran
-	VM        *bool    `yaml:"vm"`   // ran as the VM runner's payload
-	Arch      []string `yaml:"arch"` // uname -m: x86_64, aarch64
-	Root      *bool    `yaml:"root"` // the suite ran as root (false: the unprivileged pass)
+	// Kernel matches the VM kernel's manifest id by shell pattern ("6.19-*", "7.*"): for what depends on the
+	// kernel's packaging rather than on its ABI, such as which modules it ships. A host run has no id.
+	Kernel []string `yaml:"kernel"`
+	Git    *bool    `yaml:"git"`  // git on PATH where the suite ran
+	VM     *bool    `yaml:"vm"`   // ran as the VM runner's payload
+	Arch   []string `yaml:"arch"` // uname -m: x86_64, aarch64
+	Root   *bool    `yaml:"root"` // the suite ran as root (false: the unprivileged pass)
 	// Cmdline matches when the VM's extra kernel command line contains this text (e.g.
 	// "sysctl.user.max_user_namespaces=0").
 	Cmdline string `yaml:"cmdline"`
@@ -67,14 +67,14 @@ type When struct {
 
 // Env is what a rule is matched against (from the run's start event).
 type Env struct {
-	Landlock  string
-	ABI       int
-	KernelABI int // the kernel's own ABI: ABI, unless confine acted as a lower one
-	Git       bool
-	VM        bool
-	Arch      string
-	Root      bool
-	Cmdline   string // the VM's extra kernel command line
+	Landlock string
+	ABI      int
+	Kernel   string // the VM kernel's manifest id, or "" on a host
+	Git      bool
+	VM       bool
+	Arch     string
+	Root     bool
+	Cmdline  string // the VM's extra kernel command line
 	// HostEmulation is the run's host emulation ("" for none).
 	HostEmulation string
 	// Backend is the backend the run's confined commands ran under: landlock, bwrap or none.
@@ -140,9 +140,12 @@ func Parse(b []byte, ids []string) (*File, error) {
 				return nil, fmt.Errorf("%s: %q matches no case", where, pat)
 			}
 		}
-		for _, a := range []string{r.When.ABI, r.When.KernelABI} {
-			if _, _, err := abiRange(a); err != nil {
-				return nil, fmt.Errorf("%s: %w", where, err)
+		if _, _, err := abiRange(r.When.ABI); err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
+		for _, k := range r.When.Kernel {
+			if _, err := path.Match(k, ""); err != nil {
+				return nil, fmt.Errorf("%s: bad kernel pattern %q: %w", where, k, err)
 			}
 		}
 		for _, h := range r.When.HostEmulation {
@@ -203,11 +206,10 @@ func (r Rule) matches(id string, env Env) bool {
 	}
 	w := r.When
 	lo, hi, _ := abiRange(w.ABI)
-	klo, khi, _ := abiRange(w.KernelABI)
 	return hit &&
 		(len(w.Landlock) == 0 || in(w.Landlock, env.Landlock)) &&
 		(w.ABI == "" || (env.ABI >= lo && env.ABI <= hi)) &&
-		(w.KernelABI == "" || (env.KernelABI >= klo && env.KernelABI <= khi)) &&
+		(len(w.Kernel) == 0 || matchAny(w.Kernel, env.Kernel)) &&
 		(w.Git == nil || *w.Git == env.Git) &&
 		(w.VM == nil || *w.VM == env.VM) &&
 		(len(w.Arch) == 0 || in(w.Arch, env.Arch)) &&
@@ -216,6 +218,16 @@ func (r Rule) matches(id string, env Env) bool {
 		(len(w.HostEmulation) == 0 || in(w.HostEmulation, emulation(env.HostEmulation))) &&
 		(len(w.Backend) == 0 || in(w.Backend, backend(env))) &&
 		(w.Bwrap == nil || *w.Bwrap == env.Bwrap)
+}
+
+// matchAny says whether name matches one of the shell patterns (a host run's "" matches none).
+func matchAny(patterns []string, name string) bool {
+	for _, p := range patterns {
+		if m, _ := path.Match(p, name); m && name != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // emulation is the name a host_emulation selector matches: "none" for a run without one.

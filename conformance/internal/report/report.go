@@ -423,10 +423,10 @@ func (m *Matrix) addRun(k Column, evs []events.Event, exp *expect.File, caseIDs 
 		}
 		m.add(r)
 	}
-	env := expect.Env{Landlock: k.Landlock, ABI: k.ABI, KernelABI: k.ABI, Git: k.Git, VM: k.VM, Arch: k.Arch, Root: k.Root,
+	env := expect.Env{Landlock: k.Landlock, ABI: k.ABI, Git: k.Git, VM: k.VM, Arch: k.Arch, Root: k.Root,
 		Cmdline: k.CmdlineExtra, HostEmulation: k.HostEmulation, Backend: k.Backend, Bwrap: k.Bwrap != ""}
-	if k.ABICap > 0 {
-		env.KernelABI = k.KernelABI
+	if k.VM {
+		env.Kernel = k.ID
 	}
 	for _, id := range caseIDs {
 		r := base
