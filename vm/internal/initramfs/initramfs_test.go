@@ -51,14 +51,7 @@ func TestReadBackUroot(t *testing.T) {
 	require.NoError(t, err)
 	recs = append(recs, Base([]byte("INIT"), []byte("BUSYBOX"))...)
 	recs = append(recs, File("vm/run.json", []byte("cfg"), 0o644))
-	gz, err := Bytes(recs)
-	require.NoError(t, err)
-	zr, err := gzip.NewReader(bytes.NewReader(gz))
-	require.NoError(t, err)
-	raw, err := io.ReadAll(zr)
-	require.NoError(t, err)
-	got, err := cpio.ReadAllRecords(cpio.Newc.Reader(bytes.NewReader(raw)))
-	require.NoError(t, err)
+	got := readBack(t, recs)
 	byName := map[string]cpio.Record{}
 	var order []string
 	for _, r := range got {
@@ -138,14 +131,7 @@ func TestPayloadRejectsFifo(t *testing.T) {
 // directory it already has to each record's mode, so a 0777 parent in a later archive (the guest tools') would
 // leave /usr/bin writable by everyone, where the launcher refuses to trust bwrap.
 func TestAddedParentsAreNotWritableByOthers(t *testing.T) {
-	gz, err := Bytes([]cpio.Record{File("usr/lib/x86_64-linux-gnu/libc.so.6", []byte("x"), 0o644), File("init", []byte("i"), 0o755)})
-	require.NoError(t, err)
-	zr, err := gzip.NewReader(bytes.NewReader(gz))
-	require.NoError(t, err)
-	raw, err := io.ReadAll(zr)
-	require.NoError(t, err)
-	got, err := cpio.ReadAllRecords(cpio.Newc.Reader(bytes.NewReader(raw)))
-	require.NoError(t, err)
+	got := readBack(t, []cpio.Record{File("usr/lib/x86_64-linux-gnu/libc.so.6", []byte("x"), 0o644), File("init", []byte("i"), 0o755)})
 	dirs := map[string]uint64{}
 	for _, r := range got {
 		if r.Mode&cpio.S_IFMT == cpio.S_IFDIR {
@@ -153,4 +139,18 @@ func TestAddedParentsAreNotWritableByOthers(t *testing.T) {
 		}
 	}
 	require.Equal(t, map[string]uint64{"usr": 0o755, "usr/lib": 0o755, "usr/lib/x86_64-linux-gnu": 0o755}, dirs)
+}
+
+// readBack writes recs as an archive (Bytes) and reads its records back with u-root's reader.
+func readBack(t *testing.T, recs []cpio.Record) []cpio.Record {
+	t.Helper()
+	gz, err := Bytes(recs)
+	require.NoError(t, err)
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	require.NoError(t, err)
+	raw, err := io.ReadAll(zr)
+	require.NoError(t, err)
+	got, err := cpio.ReadAllRecords(cpio.Newc.Reader(bytes.NewReader(raw)))
+	require.NoError(t, err)
+	return got
 }
