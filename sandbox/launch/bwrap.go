@@ -171,7 +171,7 @@ type bwrapped struct {
 // startBwrap starts bwrap at path with p's layer, and this binary inside it as a bwrap child that waits for its
 // Handoff. The signals that are forwarded are ignored by bwrap (a disposition it inherits): its outer process
 // would die of them and take the sandbox with it, while this process forwards them to the bwrap child, which
-// forwards them to the command. Errors are refusals: there is no layer to fall back to.
+// forwards them to the command. Errors wrap ErrLayerUnavailable (runBwrap refuses with backend-unavailable).
 func startBwrap(path string, p *plan, binds []*pathfd.Root, reportFD int) (*bwrapped, error) {
 	ns, err := os.Readlink("/proc/self/ns/mnt")
 	if err != nil {
