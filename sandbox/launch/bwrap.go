@@ -44,21 +44,57 @@ const bwrapMark = "bwrap "
 // bwrapProbeEnv marks the trivial command probeBwrap runs under bwrap.
 const bwrapProbeEnv = "CONFINE_INTERNAL_BWRAP_PROBE"
 
-// findBwrap is the bwrap executable from $PATH (default /usr/local/bin:/usr/bin:/bin).
-func findBwrap() (string, error) {
-	path, err := lookPath("bwrap")
-	if err != nil {
-		return "", msg.Err("bwrap is not installed (not found in $PATH): install bubblewrap (Debian, Ubuntu and Fedora call its package bubblewrap)")
+// BwrapEnv names the variable by which a caller names the bwrap executable, by an absolute path, instead of the
+// lookup in bwrapDirs (a bwrap outside them: NixOS's, or a build of one's own).
+const BwrapEnv = "CONFINE_BWRAP"
+
+// bwrapDirs are where bwrap is looked up without CONFINE_BWRAP, in order: where packages install it (/usr/bin:
+// Debian, Ubuntu, Fedora, Arch and Alpine; /bin too where /usr is not merged), then where a build from source
+// does (meson's default prefix, /usr/local). No package puts it in an sbin. $PATH is never consulted: an
+// agent's $PATH names directories that a confined command could write (node_modules/.bin, a virtualenv's
+// bin, ~/.cargo/bin), and checkBwrap cannot tell a root-owned bwrap that an earlier run of root planted there
+// from one the system installed.
+var bwrapDirs = []string{"/usr/bin", "/bin", "/usr/local/bin"}
+
+// findBwrap is the bwrap executable: the file CONFINE_BWRAP names (f.Bwrap, when f.BwrapSet), else the first
+// regular file named bwrap in f.BwrapDirs. A CONFINE_BWRAP that is empty, relative or names no regular file is
+// a *report.Refusal (backend-unavailable): the caller chose that bwrap, and confine looks for no other. None
+// in the directories is a plain error (makePlan gives it the reason the backend asked for calls for). The
+// file is not trusted yet: checkBwrap decides.
+func findBwrap(f Facts) (string, error) {
+	if f.BwrapSet {
+		switch {
+		case f.Bwrap == "":
+			return "", report.Refuse(report.BackendUnavailable, BwrapEnv, " is empty: set it to bwrap's absolute path, or unset it")
+		case !filepath.IsAbs(f.Bwrap):
+			return "", report.Refuse(report.BackendUnavailable, BwrapEnv, "=", f.Bwrap, " is not an absolute path: ",
+				"confine never looks bwrap up in $PATH; name it by its absolute path")
+		}
+		var st unix.Stat_t
+		if err := unix.Stat(f.Bwrap, &st); err != nil {
+			return "", report.Refuse(report.BackendUnavailable, BwrapEnv, "=", f.Bwrap, ": ", err)
+		} else if st.Mode&unix.S_IFMT != unix.S_IFREG {
+			return "", report.Refuse(report.BackendUnavailable, BwrapEnv, "=", f.Bwrap, " is not a regular file")
+		}
+		return f.Bwrap, nil
 	}
-	return path, nil
+	for _, dir := range f.BwrapDirs {
+		var st unix.Stat_t
+		if p := dir + "/bwrap"; unix.Stat(p, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+			return p, nil
+		}
+	}
+	return "", msg.Err("bwrap is not installed (confine looked in ", strings.Join(f.BwrapDirs, ", "),
+		"; never in $PATH): install bubblewrap (Debian, Ubuntu and Fedora call its package bubblewrap), or set ",
+		BwrapEnv, " to its absolute path")
 }
 
 // checkBwrap refuses a bwrap that a confined command could have written, now or in an earlier run with other
 // roots: one that resolves (symlinks and all) to a file beneath a writable directory of rules or to a writable
 // file, or that is not owned by root with no write bit for group or others, in directories that are each owned
 // by root and writable by nobody else (or sticky, as /tmp is: only root can then replace what root put there).
-// An agent's $PATH often names directories a command can write (node_modules/.bin, a virtualenv's bin,
-// ~/.cargo/bin under --profile cargo): a "bwrap" planted there would build the next launch's sandbox.
+// findBwrap never looks in $PATH, where a "bwrap" planted in node_modules/.bin would be found; this check is for
+// CONFINE_BWRAP, and for a system directory gone wrong.
 //
 // A user's setuid bwrap is refused too: it would run confine as the host's root, or without the user namespace
 // whose capability the bwrap child needs to seal the layer.

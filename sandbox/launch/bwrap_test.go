@@ -1,9 +1,13 @@
 package launch
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/confine-dev/confine/sandbox/report"
 )
 
 // bwrap's messages for the classic failures (bubblewrap.c), as users report them.
@@ -29,4 +33,48 @@ func TestBwrapEnvDropsLoaderVariables(t *testing.T) {
 	env := []string{"PATH=/usr/bin", "LD_PRELOAD=/w/evil.so", "LD_LIBRARY_PATH=/w", "LD_AUDIT=/w/a.so",
 		"GCONV_PATH=/w", "GLIBC_TUNABLES=x", "HOME=/home/u", "MALLOC_CHECK_=3"}
 	require.Equal(t, []string{"PATH=/usr/bin", "HOME=/home/u"}, bwrapEnv(env))
+}
+
+// bwrap is looked up in fixed directories, in their order, never in $PATH; CONFINE_BWRAP names another by an
+// absolute path, and a bad one is refused (backend-unavailable) rather than replaced by a lookup.
+func TestFindBwrapLooksOnlyWhereItIsTold(t *testing.T) {
+	require.Equal(t, []string{"/usr/bin", "/bin", "/usr/local/bin"}, bwrapDirs)
+	base := t.TempDir()
+	empty, first, second, onPath := filepath.Join(base, "empty"), filepath.Join(base, "first"), filepath.Join(base, "second"), filepath.Join(base, "path")
+	for _, d := range []string{empty, first, second, onPath, filepath.Join(first, "bwrap")} {
+		require.NoError(t, os.Mkdir(d, 0o755)) // first/bwrap is a directory: not taken
+	}
+	for _, d := range []string{second, onPath} {
+		require.NoError(t, os.WriteFile(filepath.Join(d, "bwrap"), []byte("#!/bin/sh\n"), 0o755))
+	}
+	t.Setenv("PATH", onPath)
+
+	path, err := findBwrap(Facts{BwrapDirs: []string{empty, first, second}})
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(second, "bwrap"), path)
+
+	_, err = findBwrap(Facts{BwrapDirs: []string{empty, first}})
+	require.Error(t, err, "$PATH names a bwrap, and it must not be found")
+	require.NotEqual(t, report.BackendUnavailable, report.ReasonOf(err), "not a refusal yet: makePlan picks the reason")
+	require.Contains(t, err.Error(), "bwrap is not installed (confine looked in "+empty+", "+first+"; never in $PATH)")
+	require.Contains(t, err.Error(), "install bubblewrap")
+	require.Contains(t, err.Error(), "set CONFINE_BWRAP")
+
+	named := filepath.Join(onPath, "bwrap")
+	path, err = findBwrap(Facts{Bwrap: named, BwrapSet: true, BwrapDirs: []string{second}})
+	require.NoError(t, err)
+	require.Equal(t, named, path, "CONFINE_BWRAP comes before the directories")
+
+	for value, want := range map[string]string{
+		"":                         "CONFINE_BWRAP is empty",
+		"bwrap":                    "CONFINE_BWRAP=bwrap is not an absolute path",
+		"./bwrap":                  "CONFINE_BWRAP=./bwrap is not an absolute path",
+		filepath.Join(empty, "bw"): "no such file or directory",
+		first + "/bwrap":           "is not a regular file",
+	} {
+		_, err := findBwrap(Facts{Bwrap: value, BwrapSet: true, BwrapDirs: []string{second}})
+		require.Error(t, err, "%q: the directories are not tried instead", value)
+		require.Equal(t, report.BackendUnavailable, report.ReasonOf(err), "%q", value)
+		require.Contains(t, err.Error(), want)
+	}
 }

@@ -128,14 +128,17 @@ func makePlan(cfg Config, f Facts, s System, rep *report.Report) (*plan, error) 
 	rep.WSLInterop = p.interop
 	if cfg.Backend == Bwrap || (cfg.Backend == Auto && st.State != landlock.Available) {
 		// No Landlock: bwrap's mounts stop every write outside, so the ABI the plan acts on is 0.
-		if p.bwrap, err = findBwrap(); err != nil {
+		if p.bwrap, err = findBwrap(f); err != nil {
+			if r, ok := err.(*report.Refusal); ok { // a bad CONFINE_BWRAP, under auto too
+				return nil, r
+			}
 			if cfg.Backend == Bwrap {
 				return nil, report.Refuse(report.BackendUnavailable, "--backend bwrap: ", err.Error())
 			}
 			return nil, report.Refuse(landlockReason(st.State), landlockState(st, f), ", and no other backend can enforce ",
 				string(cfg.Mode), ": ", err.Error())
 		}
-		rep.Backend, rep.Handled = string(Bwrap), []string{}
+		rep.Backend, rep.Bwrap, rep.Handled = string(Bwrap), p.bwrap, []string{}
 		if p.closeWSL { // refused before bwrap is started (guard would refuse too)
 			return nil, interopRefusal(interopBwrap)
 		}

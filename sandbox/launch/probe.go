@@ -31,7 +31,7 @@ func Probe(f Facts, s System) report.Probe {
 			p.Errno = name
 		}
 		p.AutoBackend = "none"
-		path, err := findBwrap()
+		path, err := findBwrap(f)
 		if err == nil {
 			err = checkBwrap(path, nil, f.EUID != 0)
 		}
@@ -42,7 +42,7 @@ func Probe(f Facts, s System) report.Probe {
 			p.AutoReason = msg.Str("Landlock is ", string(st.State), " (", p.Errno, "), and bwrap cannot be used: ", err, ": confine refuses")
 			return p
 		}
-		p.AutoBackend = "bwrap"
+		p.AutoBackend, p.Bwrap = "bwrap", path
 		p.AutoReason = msg.Str("Landlock is ", string(st.State), " (", p.Errno, "); ", path, " ran a test command in which / was read-only and a write outside failed with EROFS")
 		p.Metadata = string(MetadataMountLayer)
 		p.Seccomp = policy(0, MetadataMountLayer, false).Denied()
@@ -55,6 +55,9 @@ func Probe(f Facts, s System) report.Probe {
 		return p
 	}
 	p.AutoBackend = "landlock"
+	if path, err := findBwrap(f); err == nil && checkBwrap(path, nil, f.EUID != 0) == nil {
+		p.Bwrap = path // what --backend bwrap would run (not tried here: auto does not need it)
+	}
 	p.AutoReason = msg.Str("Landlock ABI ", st.ABI, " is available")
 	p.Handled = landlock.HandledWrites(st.ABI).Names()
 	metadata := MetadataMountLayer

@@ -140,7 +140,8 @@ type Report struct {
 	Error    string             `json:"error,omitempty"`
 	Mode     string             `json:"mode"`
 	Backend  string             `json:"backend"`
-	Metadata string             `json:"metadata"` // mount-layer, supervisor or seccomp-deny; empty when refused before a backend
+	Bwrap    string             `json:"bwrap,omitempty"` // the bwrap executable, under the bwrap backend
+	Metadata string             `json:"metadata"`        // mount-layer, supervisor or seccomp-deny; empty when refused before a backend
 	ABI      int                `json:"abi"`
 	Errata   int                `json:"errata"`
 	Landlock string             `json:"landlock"` // available, absent, disabled or unknown
@@ -180,6 +181,9 @@ func (r *Report) Marshal() []byte {
 	}
 	o.str("mode", r.Mode)
 	o.str("backend", r.Backend)
+	if r.Bwrap != "" {
+		o.str("bwrap", r.Bwrap)
+	}
 	o.str("metadata", r.Metadata)
 	o.num("abi", r.ABI)
 	o.num("errata", r.Errata)
@@ -225,6 +229,7 @@ type Probe struct {
 	Errno       string             `json:"errno,omitempty"`
 	AutoBackend string             `json:"auto_backend"` // "landlock", "bwrap" or "none"
 	AutoReason  string             `json:"auto_reason"`
+	Bwrap       string             `json:"bwrap,omitempty"`       // the bwrap --backend bwrap would run, if one passes confine's checks
 	WSL         int                `json:"wsl"`                   // 0 (not WSL), 1 or 2
 	WSLInterop  string             `json:"wsl_interop,omitempty"` // on WSL2: enabled, disabled or unknown
 	Handled     []string           `json:"handled"`
@@ -249,6 +254,9 @@ func (p *Probe) Marshal() []byte {
 	}
 	o.str("auto_backend", p.AutoBackend)
 	o.str("auto_reason", p.AutoReason)
+	if p.Bwrap != "" {
+		o.str("bwrap", p.Bwrap)
+	}
 	o.num("wsl", p.WSL)
 	if p.WSLInterop != "" {
 		o.str("wsl_interop", p.WSLInterop)

@@ -16,7 +16,7 @@ func TestMarshalMatchesEncodingJSON(t *testing.T) {
 	full.Handled, full.Seccomp, full.Command, full.Warnings = []string{"WRITE_FILE"}, []string{"mount"}, []string{odd}, []string{odd, ""}
 	full.Channels = map[string]Channel{"signals": {Closed, odd}, "atime": {Open, ""}, "ipc": {}}
 	full.Rules = []Rule{{Path: odd, Type: "dir", Rights: []string{"A", "B"}, Reason: odd}, {Path: "/dev/null", Type: "file", Rights: nil}}
-	full.WSLInterop = "closed"
+	full.WSLInterop, full.Bwrap = "closed", odd
 	for name, r := range map[string]*Report{"new": New("read-only"), "full": full, "zero": {}} {
 		want, err := json.Marshal(r)
 		require.NoError(t, err)
@@ -30,7 +30,7 @@ func TestMarshalMatchesEncodingJSON(t *testing.T) {
 		require.Equal(t, string(want)+"\n", string(r.Marshal()), name)
 	}
 	for name, p := range map[string]*Probe{"zero": {}, "full": {Schema: ProbeSchema, Kernel: odd, Errno: "ENOSYS",
-		WSL: 2, WSLInterop: "enabled", Handled: []string{}, Warnings: []string{odd},
+		WSL: 2, WSLInterop: "enabled", Bwrap: odd, Handled: []string{}, Warnings: []string{odd},
 		Channels: map[string]Channel{"tty": {Open, odd}, "caps": {Closed, "x"}}}} {
 		want, err := json.Marshal(p)
 		require.NoError(t, err)
