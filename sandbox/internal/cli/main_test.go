@@ -13,7 +13,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -302,6 +301,9 @@ func (f *fake) facts() launch.Facts {
 	if f.release != "" {
 		facts.Release = f.release
 	}
+	if os.Getenv(noBwrapEnv) != "" {
+		facts.Bwrap, facts.BwrapSet, facts.BwrapDirs = "", false, []string{"/nonexistent/confine-test"}
+	}
 	facts.WSL = launch.DetectWSL(facts.Release)
 	facts.Interop = launch.InteropDisabled
 	if facts.WSL == launch.WSL2 {
@@ -330,32 +332,12 @@ func confine(t *testing.T, spec string, args ...string) result {
 	return confineEnv(t, nil, spec, args...)
 }
 
-// noBwrap is an environment in which bwrap cannot be found (everything else on $PATH can): a kernel without
-// Landlock then has no backend.
-func noBwrap(t *testing.T) []string {
-	noBwrapOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "confine-nobwrap")
-		if err != nil {
-			panic(err)
-		}
-		os.Chmod(dir, 0o755)
-		for _, d := range filepath.SplitList(os.Getenv("PATH")) {
-			entries, _ := os.ReadDir(d)
-			for _, e := range entries {
-				if e.Name() != "bwrap" {
-					os.Symlink(filepath.Join(d, e.Name()), filepath.Join(dir, e.Name())) // the first one wins
-				}
-			}
-		}
-		noBwrapPath = dir
-	})
-	return []string{"PATH=" + noBwrapPath}
-}
+// noBwrap is an environment in which the fake (facts) finds no bwrap: it looks in no directory, whatever
+// CONFINE_BWRAP says. A kernel without Landlock then has no backend.
+func noBwrap(t *testing.T) []string { return []string{noBwrapEnv + "=1"} }
 
-var (
-	noBwrapOnce sync.Once
-	noBwrapPath string
-)
+// noBwrapEnv makes the fake's Facts name no directory to look bwrap up in, and no CONFINE_BWRAP.
+const noBwrapEnv = "CONFINE_TEST_NO_BWRAP"
 
 // confineEnv is confine with env added to the environment.
 func confineEnv(t *testing.T, env []string, spec string, args ...string) result {
@@ -972,16 +954,31 @@ func TestTheCommandCannotAttachToConfinesOwnThreads(t *testing.T) {
 
 // Where Landlock is absent or disabled, auto runs the command under bwrap, if it is installed.
 func TestAutoUsesBwrapWithoutLandlock(t *testing.T) {
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Skip("bwrap is not installed here (make deps installs bubblewrap)")
-	}
+	sys := systemBwrap(t)
 	for _, spec := range []string{"abi=ENOSYS", "abi=EOPNOTSUPP"} {
 		r := confine(t, spec, "--worktree", "$W", "--report-fd", "3", "--", "/bin/sh", "-c", ": > $S")
 		require.Equal(t, 0, r.status, "%s: stderr %s", spec, r.stderr)
 		require.True(t, r.sentinel, "%s: the command ran", spec)
 		require.Equal(t, "bwrap", r.report["backend"], r.raw)
+		require.Equal(t, sys, r.report["bwrap"], r.raw)
 		require.Equal(t, "exec", r.report["outcome"], r.raw)
 	}
+}
+
+// systemBwrap is the bwrap confine finds without CONFINE_BWRAP (the first in /usr/bin, /bin, /usr/local/bin),
+// or skips.
+func systemBwrap(t *testing.T) string {
+	t.Helper()
+	if _, set := os.LookupEnv("CONFINE_BWRAP"); set {
+		t.Skip("CONFINE_BWRAP is set in the test's environment: the lookup in the system directories is not what runs")
+	}
+	for _, dir := range []string{"/usr/bin", "/bin", "/usr/local/bin"} {
+		if st, err := os.Stat(dir + "/bwrap"); err == nil && st.Mode().IsRegular() {
+			return dir + "/bwrap"
+		}
+	}
+	t.Skip("bwrap is not installed in /usr/bin, /bin or /usr/local/bin (make deps installs bubblewrap)")
+	return ""
 }
 
 // probe runs bwrap where Landlock is unusable, and says auto would use it only if its test command showed a
@@ -999,10 +996,11 @@ func TestProbeTriesBwrapWithoutLandlock(t *testing.T) {
 	p := probe(noBwrap(t))
 	require.Equal(t, "none", p["auto_backend"])
 	require.Contains(t, p["auto_reason"], "bwrap is not installed")
+	require.Nil(t, p["bwrap"])
 
 	fake := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(fake, "bwrap"), []byte("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n"), 0o755))
-	p = probe([]string{"PATH=" + fake})
+	p = probe([]string{"CONFINE_BWRAP=" + filepath.Join(fake, "bwrap")})
 	require.Equal(t, "none", p["auto_backend"])
 	if os.Geteuid() == 0 {
 		require.Contains(t, p["auto_reason"], "AppArmor", "the failure is named")
@@ -1011,15 +1009,20 @@ func TestProbeTriesBwrapWithoutLandlock(t *testing.T) {
 	}
 
 	require.NoError(t, os.WriteFile(filepath.Join(fake, "bwrap"), []byte("#!/bin/sh\nwhile [ \"$1\" != -- ]; do shift; done; shift; exec \"$@\"\n"), 0o755))
-	p = probe([]string{"PATH=" + fake})
+	p = probe([]string{"CONFINE_BWRAP=" + filepath.Join(fake, "bwrap")})
 	require.Equal(t, "none", p["auto_backend"], "a bwrap that ignores its arguments is not trusted")
+	require.Nil(t, p["bwrap"])
 
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Skip("bwrap is not installed here (make deps installs bubblewrap): the working case is not tried")
-	}
+	p = probe([]string{"CONFINE_BWRAP=bwrap"})
+	require.Equal(t, "none", p["auto_backend"])
+	require.Contains(t, p["auto_reason"], "CONFINE_BWRAP=bwrap is not an absolute path")
+
+	sys := systemBwrap(t)
 	p = probe(nil)
 	require.Equal(t, "bwrap", p["auto_backend"], "%v", p)
 	require.Equal(t, "mount-layer", p["metadata"])
+	require.Equal(t, sys, p["bwrap"], "probe names the bwrap it ran")
+	require.Contains(t, p["auto_reason"], sys)
 }
 
 // A layered child given up before its plan leaves the caller's descriptors as they were: the command still reads
@@ -1042,9 +1045,7 @@ func TestAnAbortedLayeredChildLeavesStdinAlone(t *testing.T) {
 // On WSL2 with interop on, bwrap's mount layer does not carry the interop closure (an empty tmpfs over
 // /run/WSL): the bwrap backend refuses there (wsl2-interop) and nothing runs; --allow-interop runs under bwrap.
 func TestWSL2InteropIsNotLeftToBwrap(t *testing.T) {
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		t.Skip("bwrap is not installed here (make deps installs bubblewrap)")
-	}
+	systemBwrap(t)
 	spec := "abi=ENOSYS,release=6.6.36.6-microsoft-standard-WSL2,interop=enabled"
 	r := confine(t, spec, "--worktree", "$W", "--report-fd", "3", "--", "/bin/sh", "-c", ": > $S")
 	require.Equal(t, launch.ExitRefused, r.status, r.stderr)
