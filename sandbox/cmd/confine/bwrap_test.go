@@ -20,28 +20,43 @@ import (
 // The bwrap backend, chosen here with --backend bwrap (auto takes it only where Landlock is unusable, which the
 // VM matrix's 5.10 and lsm-disabled kernels prove).
 
-// requireBwrapPath is bwrap's path, or "false" (a fake that fails) where it is not installed.
+// systemBwrap is the bwrap confine finds without CONFINE_BWRAP (the first regular file named bwrap in /usr/bin,
+// /bin, /usr/local/bin: bwrapDirs in sandbox/launch/bwrap.go), or "" where there is none. CONFINE_BWRAP set in
+// the test's own environment would change what confine runs: the tests then stop (requireBwrap).
+func systemBwrap() string {
+	for _, dir := range []string{"/usr/bin", "/bin", "/usr/local/bin"} {
+		if st, err := os.Stat(dir + "/bwrap"); err == nil && st.Mode().IsRegular() {
+			return dir + "/bwrap"
+		}
+	}
+	return ""
+}
+
+// requireBwrapPath is the system's bwrap, or "false" (a fake that fails) where it is not installed.
 func requireBwrapPath() string {
-	if path, err := exec.LookPath("bwrap"); err == nil {
+	if path := systemBwrap(); path != "" {
 		return path
 	}
 	return "false"
 }
 
-// requireBwrap returns bwrap's path, or skips: make deps installs bubblewrap.
+// requireBwrap returns the system's bwrap, or skips: make deps installs bubblewrap.
 func requireBwrap(t *testing.T) string {
 	t.Helper()
 	requireBin(t)
-	path, err := exec.LookPath("bwrap")
-	if err != nil {
-		t.Skip("bwrap is not installed here (make deps installs bubblewrap): the bwrap backend cannot be run")
+	if _, set := os.LookupEnv("CONFINE_BWRAP"); set {
+		t.Fatal("CONFINE_BWRAP is set in the test's environment: unset it, the tests name their own bwrap")
+	}
+	path := systemBwrap()
+	if path == "" {
+		t.Skip("bwrap is not installed in /usr/bin, /bin or /usr/local/bin (make deps installs bubblewrap): the bwrap backend cannot be run")
 	}
 	return path
 }
 
 type bwrapReport struct {
-	Outcome, Backend, Metadata, Reason, Error string
-	Warnings                                  []string
+	Outcome, Backend, Bwrap, Metadata, Reason, Error string
+	Warnings                                         []string
 }
 
 // runBwrap runs the launcher (exe, as cred if set) with --backend bwrap and a report, with env added.
@@ -104,6 +119,7 @@ func TestBwrapBackendConfinesWrites(t *testing.T) {
 			require.NoFileExists(t, filepath.Join(out, "f"))
 			require.Equal(t, "exec", rep.Outcome)
 			require.Equal(t, "bwrap", rep.Backend)
+			require.Equal(t, systemBwrap(), rep.Bwrap, "the report names the bwrap that ran")
 			require.Equal(t, "mount-layer", rep.Metadata)
 			require.Contains(t, strings.Join(rep.Warnings, "\n"), "backend bwrap")
 		})
@@ -159,7 +175,7 @@ func TestBwrapFailuresRunNothing(t *testing.T) {
 		"binds-more": "#!/bin/bash\nargs=(); while [ \"$1\" != -- ]; do args+=(\"$1\"); shift; done\n" +
 			"exec " + requireBwrapPath() + ` "${args[@]}" --bind /var /var "$@"`,
 	}
-	// A command could write a "bwrap" into the worktree, which an agent's $PATH may name (node_modules/.bin):
+	// A command could write a "bwrap" into the worktree (CONFINE_BWRAP could name it; $PATH is not consulted):
 	// the next launch must not trust it, whatever it does.
 	planted := filepath.Join(w, "bin")
 	require.NoError(t, os.Mkdir(planted, 0o755))
@@ -169,9 +185,12 @@ func TestBwrapFailuresRunNothing(t *testing.T) {
 		"ignores-its-arguments":      "not a layered child of confine",
 		"no-read-only-root":          "bwrap left / (",
 		"binds-more":                 "bwrap left /var (",
-		"absent":                     "bwrap is not installed",
+		"absent":                     "/absent/bwrap: no such file or directory",
+		"relative":                   "CONFINE_BWRAP=bwrap is not an absolute path",
+		"empty":                      "CONFINE_BWRAP is empty",
 		"planted-in-a-writable-root": "beneath the writable " + w,
 	}
+	named := map[string]string{"relative": "bwrap", "empty": "", "planted-in-a-writable-root": filepath.Join(planted, "bwrap")}
 	sentinel := filepath.Join(out, "ran")
 	for name, why := range want {
 		t.Run(name, func(t *testing.T) {
@@ -198,13 +217,11 @@ func TestBwrapFailuresRunNothing(t *testing.T) {
 					t.Skip("bwrap is not installed here (make deps installs bubblewrap): the wrapper has none to call")
 				}
 			}
-			r, rep := runBwrap(t, bin, nil, []string{"PATH=" + dir + ":/usr/bin:/bin"}, w, "/bin/sh", "-c", `echo ran > "$0"`, sentinel)
-			switch name {
-			case "absent":
-				r, rep = runBwrap(t, bin, nil, []string{"PATH=" + dir}, w, "/bin/sh", "-c", `echo ran > "$0"`, sentinel)
-			case "planted-in-a-writable-root":
-				r, rep = runBwrap(t, bin, nil, []string{"PATH=" + planted + ":/usr/bin:/bin"}, w, "/bin/sh", "-c", `echo ran > "$0"`, sentinel)
+			bwrap, ok := named[name]
+			if !ok {
+				bwrap = filepath.Join(dir, "bwrap") // absent: there is none
 			}
+			r, rep := runBwrap(t, bin, nil, []string{"CONFINE_BWRAP=" + bwrap}, w, "/bin/sh", "-c", `echo ran > "$0"`, sentinel)
 			require.Equal(t, 125, r.status, "stdout %q stderr %q", r.stdout, r.stderr)
 			require.NoFileExists(t, sentinel)
 			require.Equal(t, "refused", rep.Outcome)
@@ -212,6 +229,56 @@ func TestBwrapFailuresRunNothing(t *testing.T) {
 			require.Contains(t, rep.Error, why)
 			require.Equal(t, 1, strings.Count(r.stderr, "\n"), "one line: %q", r.stderr)
 			require.True(t, strings.HasPrefix(r.stderr, "confine: "), r.stderr)
+		})
+	}
+}
+
+// Issue 9: a root caller's $PATH may name a directory that an earlier run of root could write (a worktree's
+// .venv/bin). A bwrap planted there is root's, in directories root owns, so checkBwrap would pass it: confine
+// must never look there. The planted bwrap leaves a mark and then runs the real one, so a launcher that took it
+// would succeed, and only the mark tells.
+func TestBwrapIsNeverTakenFromPath(t *testing.T) {
+	requireBin(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to plant a root-owned bwrap (a user's own is refused as not owned by root; the root run covers nobody too)")
+	}
+	if _, set := os.LookupEnv("CONFINE_BWRAP"); set {
+		t.Fatal("CONFINE_BWRAP is set in the test's environment: unset it, this test is about the lookup without it")
+	}
+	sys := systemBwrap()
+	users := []struct {
+		name string
+		exe  func(t *testing.T) (exe, w string)
+		cred *syscall.SysProcAttr
+	}{
+		{"root", func(t *testing.T) (string, string) { w, _ := sandbox(t); return bin, w }, nil},
+		{"nobody", func(t *testing.T) (string, string) { exe, w, _ := asNobodyAnyKernel(t); return exe, w }, nobodyCred()},
+	}
+	for _, u := range users {
+		t.Run(u.name, func(t *testing.T) {
+			exe, w := u.exe(t)
+			base := filepath.Dir(w)                   // in /var/tmp, root's (sticky): not beneath any writable root
+			require.NoError(t, os.Chmod(base, 0o755)) // as a virtualenv's parent would be
+			venv := filepath.Join(base, "venv", "bin")
+			require.NoError(t, os.MkdirAll(venv, 0o755))
+			marks := filepath.Join(base, "marks")
+			require.NoError(t, os.Mkdir(marks, 0o755))
+			require.NoError(t, os.Chmod(marks, 0o777)) // the planted bwrap runs as the caller, root or nobody
+			mark := filepath.Join(marks, "planted-bwrap-ran")
+			then := "exec " + requireBwrapPath() + ` "$@"`
+			require.NoError(t, os.WriteFile(filepath.Join(venv, "bwrap"), []byte("#!/bin/sh\necho ran > "+mark+"\n"+then+"\n"), 0o755))
+			require.NoError(t, os.Chmod(filepath.Join(venv, "bwrap"), 0o755))
+
+			r, rep := runBwrap(t, exe, u.cred, []string{"PATH=" + venv + ":/usr/bin:/bin"}, w, "/bin/sh", "-c", "echo inside")
+			require.NoFileExists(t, mark, "confine ran the bwrap planted first on $PATH")
+			if sys == "" {
+				require.Equal(t, 125, r.status, "no system bwrap: refused; stderr %q", r.stderr)
+				require.Contains(t, rep.Error, "bwrap is not installed")
+				return
+			}
+			require.Equal(t, 0, r.status, "stderr %q", r.stderr)
+			require.Equal(t, "inside\n", r.stdout)
+			require.Equal(t, sys, rep.Bwrap, "the report names the system's bwrap")
 		})
 	}
 }
