@@ -57,10 +57,11 @@ const BwrapEnv = "CONFINE_BWRAP"
 var bwrapDirs = []string{"/usr/bin", "/bin", "/usr/local/bin"}
 
 // findBwrap is the bwrap executable: the file CONFINE_BWRAP names (f.Bwrap, when f.BwrapSet), else the first
-// regular file named bwrap in f.BwrapDirs. A CONFINE_BWRAP that is empty, relative or names no regular file is
-// a *report.Refusal (backend-unavailable): the caller chose that bwrap, and confine looks for no other. None
-// in the directories is a plain error (makePlan gives it the reason the backend asked for calls for). The
-// file is not trusted yet: checkBwrap decides.
+// regular file named bwrap in f.BwrapDirs. A CONFINE_BWRAP that is empty or relative is a *report.Refusal
+// (backend-unavailable), whatever the backend: a mistake, not an absent bwrap. One that names no regular file
+// is a plain error, as is none in the directories: bwrap is not there, and makePlan gives the refusal the
+// reason the backend asked for calls for (landlock-absent or -disabled under auto). Either way confine looks
+// for no other bwrap than the one named. The file is not trusted yet: checkBwrap decides.
 func findBwrap(f Facts) (string, error) {
 	if f.BwrapSet {
 		switch {
@@ -72,9 +73,9 @@ func findBwrap(f Facts) (string, error) {
 		}
 		var st unix.Stat_t
 		if err := unix.Stat(f.Bwrap, &st); err != nil {
-			return "", report.Refuse(report.BackendUnavailable, BwrapEnv, "=", f.Bwrap, ": ", err)
+			return "", msg.Err(BwrapEnv, "=", f.Bwrap, ": ", err)
 		} else if st.Mode&unix.S_IFMT != unix.S_IFREG {
-			return "", report.Refuse(report.BackendUnavailable, BwrapEnv, "=", f.Bwrap, " is not a regular file")
+			return "", msg.Err(BwrapEnv, "=", f.Bwrap, " is not a regular file")
 		}
 		return f.Bwrap, nil
 	}

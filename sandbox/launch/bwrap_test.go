@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -69,12 +70,16 @@ func TestFindBwrapLooksOnlyWhereItIsTold(t *testing.T) {
 		"":                         "CONFINE_BWRAP is empty",
 		"bwrap":                    "CONFINE_BWRAP=bwrap is not an absolute path",
 		"./bwrap":                  "CONFINE_BWRAP=./bwrap is not an absolute path",
-		filepath.Join(empty, "bw"): "no such file or directory",
-		first + "/bwrap":           "is not a regular file",
+		filepath.Join(empty, "bw"): "CONFINE_BWRAP=" + filepath.Join(empty, "bw") + ": no such file or directory",
+		first + "/bwrap":           "CONFINE_BWRAP=" + first + "/bwrap is not a regular file",
 	} {
 		_, err := findBwrap(Facts{Bwrap: value, BwrapSet: true, BwrapDirs: []string{second}})
 		require.Error(t, err, "%q: the directories are not tried instead", value)
-		require.Equal(t, report.BackendUnavailable, report.ReasonOf(err), "%q", value)
+		var refusal *report.Refusal
+		require.Equal(t, !filepath.IsAbs(value), errors.As(err, &refusal), "%q: only a malformed value is refused outright", value)
+		if refusal != nil {
+			require.Equal(t, report.BackendUnavailable, refusal.Reason, "%q", value)
+		}
 		require.Contains(t, err.Error(), want)
 	}
 }

@@ -965,6 +965,24 @@ func TestAutoUsesBwrapWithoutLandlock(t *testing.T) {
 	}
 }
 
+// CONFINE_BWRAP names the only bwrap confine will try. Under auto without Landlock, one that names no file is
+// an absent bwrap (the Landlock reason, with its errno); an empty or relative one is a mistake, refused as
+// backend-unavailable; neither falls back to the system's bwrap.
+func TestConfineBwrapNamesTheOnlyBwrap(t *testing.T) {
+	for value, want := range map[string]report.Reason{
+		"/nonexistent/confine-test/bwrap": report.LandlockAbsent,
+		"bwrap":                           report.BackendUnavailable,
+		"":                                report.BackendUnavailable,
+	} {
+		r := confineEnv(t, []string{"CONFINE_BWRAP=" + value}, "abi=ENOSYS", "--worktree", "$W", "--report-fd", "3", "--", "/bin/sh", "-c", ": > $S")
+		require.Equal(t, launch.ExitRefused, r.status, "%q: %s", value, r.stderr)
+		require.False(t, r.sentinel, "%q: the command ran", value)
+		require.Equal(t, string(want), r.report["reason"], r.raw)
+		require.Contains(t, r.report["error"], "CONFINE_BWRAP", r.raw)
+		require.Equal(t, 1, strings.Count(r.stderr, "\n"), "one line: %q", r.stderr)
+	}
+}
+
 // systemBwrap is the bwrap confine finds without CONFINE_BWRAP (the first in /usr/bin, /bin, /usr/local/bin),
 // or skips.
 func systemBwrap(t *testing.T) string {
