@@ -117,7 +117,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	abiCap := fs.Int("abi-cap", 0, "make confine act as this Landlock ABI (needs --abicap-confine, a confine_abicap test build; default: $VM_ABI_CAP)")
 	wsl2Confine := fs.String("wsl2-confine", "", "the WSL2 artifact (confine built with -tags wsl2), for the wsl-interop family; as root in the VM guest the simulated interop is registered for it before the passes start")
 	abiCapConfine := fs.String("abicap-confine", "", "the confine_abicap test build of the launcher, used instead of --confine when an ABI cap is set")
-	backend := fs.String("backend", "auto", "auto: confine picks its backend (Landlock, or bwrap where Landlock is absent or disabled); bwrap: every launch of a case that runs the suite's own sandbox gets --backend bwrap, and the Landlock-specific cases skip (needs bwrap on PATH)")
+	backend := fs.String("backend", "auto", "auto: confine picks its backend (Landlock, or bwrap where Landlock is absent or disabled); bwrap: every launch of a case that runs the suite's own sandbox gets --backend bwrap, and the Landlock-specific cases skip (needs bwrap where confine finds it: CONFINE_BWRAP, else /usr/bin, /bin, /usr/local/bin)")
 	hostEmulation := fs.String("host-emulation", os.Getenv("VM_HOST_EMULATION"), "run the whole suite (every confine launch, both passes) under this host emulation, a seccomp filter reproducing a host with no mount layer: "+
 		strings.Join(hostemu.Names, ", ")+" (internal/hostemu; default: $VM_HOST_EMULATION)")
 	fs.Usage = func() {
@@ -387,14 +387,15 @@ func configure(confine, scratchParent string, attempts int, destructive bool, ti
 		return nil, env, fmt.Errorf("uname: %w", err)
 	}
 	_, gitErr := exec.LookPath("git")
-	// The backend the cases' confined commands run under: what --backend auto picks (confine looks bwrap up in
-	// $PATH as this does), or bwrap when asked. A bwrap that is on PATH but broken is not "none": the cases then
-	// fail, and the fail-closed family checks the refusal itself.
-	bwrapPath, bwrapErr := exec.LookPath("bwrap")
+	// The backend the cases' confined commands run under: what --backend auto picks (suite.FindBwrap looks bwrap
+	// up as confine does: CONFINE_BWRAP, else fixed system directories, never $PATH), or bwrap when asked. A bwrap
+	// that is found but broken is not "none": the cases then fail, and the fail-closed family checks the refusal
+	// itself.
+	bwrapPath, bwrapErr := suite.FindBwrap()
 	use := suite.BackendNone
 	switch {
 	case backend == suite.BackendBwrap && bwrapErr != nil:
-		return nil, env, fmt.Errorf("--backend bwrap: bwrap is not on PATH")
+		return nil, env, fmt.Errorf("--backend bwrap: %w", bwrapErr)
 	case backend == suite.BackendBwrap:
 		use = suite.BackendBwrap
 	case k.State == kabi.Available:

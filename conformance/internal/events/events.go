@@ -78,12 +78,13 @@ type Env struct {
 	// no-namespaces or nested-supervisor), "" for none.
 	HostEmulation string `json:"host_emulation,omitempty"`
 	// Backend is the backend the suite's confined commands ran under: landlock, bwrap (where Landlock is absent
-	// or disabled and bwrap is on PATH, or with the runner's --backend bwrap) or none (neither: every confined
+	// or disabled and confine finds bwrap, or with the runner's --backend bwrap) or none (neither: every confined
 	// case skips). Absent from older runs: landlock where Landlock is available, else none.
 	Backend string `json:"backend,omitempty"`
 	// BackendFlag is the runner's --backend when it forced one ("bwrap"), "" under auto.
 	BackendFlag string `json:"backend_flag,omitempty"`
-	// Bwrap is bwrap's path on PATH where the suite ran, "" when it is not there.
+	// Bwrap is the bwrap confine finds where the suite ran (suite.FindBwrap: CONFINE_BWRAP, else /usr/bin, /bin,
+	// /usr/local/bin; never $PATH), "" when there is none.
 	Bwrap string `json:"bwrap,omitempty"`
 	// LaunchBackend is the report's backend field of the plain launch that gave Metadata: what confine chose.
 	LaunchBackend string `json:"launch_backend,omitempty"`

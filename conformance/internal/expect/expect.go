@@ -61,7 +61,7 @@ type When struct {
 	// Backend matches runs whose confined commands ran under one of these backends: landlock, bwrap, none
 	// (the run's start event; events.Env.Backend).
 	Backend []string `yaml:"backend"`
-	// Bwrap matches runs where bwrap was (true) or was not (false) on PATH.
+	// Bwrap matches runs where confine found bwrap (true) or did not (false): events.Env.Bwrap.
 	Bwrap *bool `yaml:"bwrap"`
 }
 
@@ -79,7 +79,7 @@ type Env struct {
 	HostEmulation string
 	// Backend is the backend the run's confined commands ran under: landlock, bwrap or none.
 	Backend string
-	// Bwrap: bwrap was on PATH where the suite ran.
+	// Bwrap: confine found bwrap where the suite ran (events.Env.Bwrap).
 	Bwrap bool
 }
 

@@ -83,7 +83,7 @@ type Column struct {
 	// the runner's --backend when it forced one.
 	Backend       string `json:"backend,omitempty"`
 	BackendFlag   string `json:"backend_flag,omitempty"`
-	Bwrap         string `json:"bwrap,omitempty"`      // bwrap's path on PATH where the suite ran
+	Bwrap         string `json:"bwrap,omitempty"`      // the bwrap confine finds where the suite ran (suite.FindBwrap)
 	ABICap        int    `json:"abi_cap,omitempty"`    // confine acted as this ABI (a confine_abicap build)
 	KernelABI     int    `json:"kernel_abi,omitempty"` // the kernel's own ABI, with ABICap
 	Package       string `json:"package,omitempty"`

@@ -76,7 +76,11 @@ func needsText(n Needs) string {
 		parts = append(parts, "a kernel without Landlock, or with it disabled")
 	}
 	for _, tool := range n.Tools {
-		parts = append(parts, "`"+tool+"` on PATH")
+		if tool == "bwrap" {
+			parts = append(parts, "`bwrap` where confine finds it (CONFINE_BWRAP, else /usr/bin, /bin, /usr/local/bin)")
+		} else {
+			parts = append(parts, "`"+tool+"` on PATH")
+		}
 	}
 	if n.Shell {
 		parts = append(parts, "/bin/sh")

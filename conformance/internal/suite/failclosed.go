@@ -2,7 +2,6 @@ package suite
 
 import (
 	"os"
-	"os/exec"
 	"strings"
 
 	"github.com/confine-dev/confine/conformance/internal/helper"
@@ -17,9 +16,9 @@ var failClosedCases = []Case{{
 	Title: "without Landlock (absent or disabled) and without bwrap the command never runs: exit 125, the reason names the errno",
 	Rationale: "The failure we exist to prevent: a wrapper that finds no Landlock and runs the command anyway, " +
 		"unconfined. On a kernel built without Landlock (ENOSYS, 5.10) or with it disabled by lsm= (EOPNOTSUPP), " +
-		"--backend auto uses bwrap when it is on PATH; the case hides bwrap (PATH is an empty directory, the " +
-		"command is named by its absolute path), so auto has no backend left and must refuse; --backend landlock " +
-		"must refuse even with bwrap on PATH. Each: exit 125, one stderr line prefixed 'confine: ', a report with " +
+		"--backend auto uses bwrap when it is installed; the case hides bwrap (CONFINE_BWRAP names a file that " +
+		"does not exist, and confine looks for no other), so auto has no backend left and must refuse; --backend " +
+		"landlock must refuse even with bwrap installed. Each: exit 125, one stderr line prefixed 'confine: ', a report with " +
 		"outcome refused and reason landlock-absent or landlock-disabled that names the errno, and a sentinel file " +
 		"the command would have created must not exist.",
 	Expect: []Expect{{"no Landlock (ENOSYS)", "auto with bwrap hidden, and landlock: exit 125, reason landlock-absent, ENOSYS named, no sentinel"},
@@ -30,9 +29,9 @@ var failClosedCases = []Case{{
 	Run: func(t *T) {
 		want := map[kabi.State]string{kabi.Absent: "landlock-absent", kabi.Disabled: "landlock-disabled"}[t.Cfg().Landlock.State]
 		for _, backend := range []string{"auto", "landlock"} {
-			env := withPath(os.Getenv("PATH")) // --backend landlock: the caller's PATH, bwrap on it or not
+			env := os.Environ() // --backend landlock: the runner's environment, bwrap installed or not
 			if backend == "auto" {
-				env = withPath(t.Base + "/empty-path")
+				env = withBwrap(t.Base + "/empty-path/bwrap")
 			}
 			r, ok := refusedRunEnv(t, "--backend "+backend, t.Flags("--backend", backend), env)
 			if ok && (r.Report.Reason != want || r.Report.Landlock != string(t.Cfg().Landlock.State)) {
@@ -50,7 +49,7 @@ var failClosedCases = []Case{{
 		"runs (exit 0, sentinel created, report exec) where Landlock works, and never runs (exit 125, no " +
 		"sentinel, report refused) where it does not. A command that itself exits 125 silently keeps its status, " +
 		"and the report still says exec: the report, not the status, tells confine's refusal apart. Where " +
-		"Landlock is absent or disabled the command runs under bwrap (when it is on PATH), as --backend auto picks.",
+		"Landlock is absent or disabled the command runs under bwrap (when it is installed), as --backend auto picks.",
 	Expect: []Expect{{"ABI ≥ 1, or bwrap where Landlock is absent or disabled", "exit 0, sentinel exists, report exec (backend as chosen); a command's own 125 passes through with report exec"},
 		{"no Landlock, no bwrap", "exit 125, no sentinel, report refused"}},
 	Run: func(t *T) { sentinelVerdict(t, "") },
@@ -153,17 +152,16 @@ var failClosedCases = []Case{{
 	Title: "asking for a backend that is not available is refused: 125, backend-unavailable",
 	Rationale: "--backend bwrap on a machine without a working bwrap must not fall back to anything (least of all " +
 		"to no sandbox): the caller asked for one specific mechanism.",
-	Expect: []Expect{{"any (bwrap hidden from PATH by the case)", "exit 125, reason backend-unavailable, no sentinel"}},
+	Expect: []Expect{{"any (bwrap hidden by the case: CONFINE_BWRAP names a missing file)", "exit 125, reason backend-unavailable, no sentinel"}},
 	Setup:  func(t *T) { t.Mkdir(t.Base + "/empty-path") },
 	Run: func(t *T) {
-		// The case arranges bwrap's absence itself, so the verdict does not depend on the machine: confine runs
-		// with PATH set to an empty directory (the helper is named by its absolute path).
-		if p, err := exec.LookPath("bwrap"); err == nil {
-			t.Logf("this machine has %s: hidden from confine's PATH", p)
+		// The case arranges bwrap's absence itself, so the verdict does not depend on the machine: CONFINE_BWRAP
+		// names a file that does not exist, and confine tries no other bwrap (never one from $PATH).
+		if p, err := FindBwrap(); err == nil {
+			t.Logf("this machine has %s: hidden from confine by CONFINE_BWRAP", p)
 		}
-		empty := t.Base + "/empty-path"
 		s := t.WT + "/sentinel"
-		r := t.Confine(t.Flags("--backend", "bwrap"), t.HelperArgv(opArg("create", s, "x")), Opts{Env: []string{"PATH=" + empty}})
+		r := t.Confine(t.Flags("--backend", "bwrap"), t.HelperArgv(opArg("create", s, "x")), Opts{Env: withBwrap(t.Base + "/empty-path/bwrap")})
 		ok := checkRefused(t, "--backend bwrap", r, s)
 		if r.Report == nil {
 			t.Fatalf("--backend bwrap: no report on --report-fd")
@@ -181,15 +179,15 @@ var failClosedCases = []Case{{
 	Rationale: "bwrap's commonest failure: user namespaces blocked by a sysctl or a container's profile, and bwrap " +
 		"prints 'No permissions to create new namespace' and exits 1. confine must not take its exit for the " +
 		"command's, nor run the command some other way: exit 125, reason backend-unavailable, one stderr line " +
-		"prefixed 'confine: ' that quotes bwrap and names the cause (user namespaces), no sentinel. The case puts " +
-		"a bwrap of its own first on PATH (a shell script that says exactly that), so it runs on every kernel: " +
+		"prefixed 'confine: ' that quotes bwrap and names the cause (user namespaces), no sentinel. The case names " +
+		"a bwrap of its own by CONFINE_BWRAP (a shell script that says exactly that), so it runs on every kernel: " +
 		"with --backend bwrap, and also with --backend auto where Landlock is absent or disabled.",
 	Expect: []Expect{{"any", "--backend bwrap (and auto without Landlock): exit 125, backend-unavailable, the message names user namespaces, one line, no sentinel"}},
 	Needs:  Needs{Shell: true},
 	Setup: func(t *T) {
 		fakeBwrap(t, "echo 'bwrap: No permissions to create new namespace, likely because the kernel does not allow non-privileged user namespaces. On e.g. debian this can be enabled with sysctl kernel.unprivileged_userns_clone=1.' >&2; exit 1")
 	},
-	Run: func(t *T) { brokenBwrap(t, Opts{Env: withPath(t.Base + "/fake-bin")}, "user namespaces") },
+	Run: func(t *T) { brokenBwrap(t, Opts{Env: withBwrap(t.Base + "/fake-bin/bwrap")}, "user namespaces") },
 }, {
 	ID:    "fail-closed/bwrap-no-namespaces",
 	Title: "the real bwrap, where no namespace can be created, runs nothing: 125, backend-unavailable",
@@ -200,8 +198,8 @@ var failClosedCases = []Case{{
 		"backend-unavailable, one stderr line quoting bwrap and naming the cause, no sentinel; with --backend " +
 		"bwrap on every kernel, and with auto where Landlock is absent or disabled (no namespaces and no " +
 		"Landlock: no backend can enforce, and the command-line still gets one clear line).",
-	Expect: []Expect{{"bwrap on PATH", "--backend bwrap (and auto without Landlock): exit 125, backend-unavailable, the message names namespaces, one line, no sentinel"},
-		{"bwrap not on PATH", "SKIP, with the reason (fail-closed/backend-unavailable covers a missing bwrap)"}},
+	Expect: []Expect{{"bwrap installed", "--backend bwrap (and auto without Landlock): exit 125, backend-unavailable, the message names namespaces, one line, no sentinel"},
+		{"bwrap not installed", "SKIP, with the reason (fail-closed/backend-unavailable covers a missing bwrap)"}},
 	Needs: Needs{Tools: []string{"bwrap"}},
 	Run:   func(t *T) { brokenBwrap(t, Opts{NoNamespaces: true}, "namespace") },
 }, {
@@ -211,11 +209,11 @@ var failClosedCases = []Case{{
 		"option and executes what follows '--' would run the command with no read-only layer, no PID namespace " +
 		"and no synthetic /dev. The program bwrap starts is confine itself, which refuses unless it is the init " +
 		"of a new PID namespace under a read-only /: exit 125, reason backend-unavailable, one stderr line, no " +
-		"sentinel. The case puts that wrapper first on PATH, so it runs on every kernel.",
+		"sentinel. The case names that wrapper by CONFINE_BWRAP, so it runs on every kernel.",
 	Expect: []Expect{{"any", "--backend bwrap (and auto without Landlock): exit 125, backend-unavailable, one line, no sentinel"}},
 	Needs:  Needs{Shell: true},
 	Setup:  func(t *T) { fakeBwrap(t, `while [ "$#" -gt 0 ] && [ "$1" != "--" ]; do shift; done; shift; exec "$@"`) },
-	Run:    func(t *T) { brokenBwrap(t, Opts{Env: withPath(t.Base + "/fake-bin")}, "") },
+	Run:    func(t *T) { brokenBwrap(t, Opts{Env: withBwrap(t.Base + "/fake-bin/bwrap")}, "") },
 }, {
 	ID:    "fail-closed/bwrap-boundary",
 	Title: "--backend bwrap on a kernel with Landlock holds the whole write boundary",
@@ -223,10 +221,10 @@ var failClosedCases = []Case{{
 		"bwrap's read-only binds what Landlock would: every write-class op inside the worktree works and every " +
 		"one aimed outside fails with EROFS (EXDEV for a move across the bind), with nothing outside changed, " +
 		"and the report says backend bwrap, metadata mount-layer, no handled rights. It runs wherever bwrap is " +
-		"on PATH (the VM guest has it), which on a Landlock kernel is the only place the boundary is proven " +
+		"installed (the VM guest has it), which on a Landlock kernel is the only place the boundary is proven " +
 		"under bwrap without the runner's --backend bwrap. The FIFO is judged by boundary/fifo-outside.",
-	Expect: []Expect{{"bwrap on PATH", "inside: every op succeeds; outside: EROFS (EXDEV across); report backend bwrap, mount-layer, handled []"},
-		{"bwrap not on PATH", "SKIP, with the reason"}},
+	Expect: []Expect{{"bwrap installed", "inside: every op succeeds; outside: EROFS (EXDEV across); report backend bwrap, mount-layer, handled []"},
+		{"bwrap not installed", "SKIP, with the reason"}},
 	Needs: Needs{Tools: []string{"bwrap"}},
 	Setup: controlWriteOps,
 	Run: func(t *T) {
@@ -257,35 +255,29 @@ var failClosedCases = []Case{{
 	},
 }}
 
-// withPath is the runner's environment with PATH set to path.
-func withPath(path string) []string {
-	env := []string{"PATH=" + path}
+// withBwrap is the runner's environment with CONFINE_BWRAP set to path (absolute), the only bwrap confine will
+// then try.
+func withBwrap(path string) []string {
+	env := []string{"CONFINE_BWRAP=" + path}
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "PATH=") {
+		if !strings.HasPrefix(kv, "CONFINE_BWRAP=") {
 			env = append(env, kv)
 		}
 	}
 	return env
 }
 
-// fakeBwrap writes Base/fake-bin/bwrap, a shell script with body, and puts the runner's PATH after it, so that
-// confine finds this bwrap first whatever the machine has.
+// fakeBwrap writes Base/fake-bin/bwrap, a shell script with body, which the case names by CONFINE_BWRAP
+// (withBwrap), so that confine runs it whatever the machine has.
 func fakeBwrap(t *T, body string) {
 	t.WriteFile(t.Base+"/fake-bin/bwrap", "#!/bin/sh\n"+body+"\n", 0o755)
 }
 
 // brokenBwrap runs the sentinel command with --backend bwrap, and with auto where Landlock is absent or
-// disabled, under o (a fake bwrap first on PATH, or no namespaces), and checks each refusal: exit 125, one
+// disabled, under o (a fake bwrap named by CONFINE_BWRAP, or no namespaces), and checks each refusal: exit 125, one
 // stderr line, reason backend-unavailable, a message that contains why (when set), no sentinel.
 func brokenBwrap(t *T, o Opts, why string) {
-	fake := o.Env != nil // a fake bwrap first on PATH
-	if o.Env != nil {
-		for i, kv := range o.Env { // the fake first, then the runner's PATH (sh, and the rest of the machine)
-			if strings.HasPrefix(kv, "PATH=") && os.Getenv("PATH") != "" {
-				o.Env[i] = kv + ":" + os.Getenv("PATH")
-			}
-		}
-	}
+	fake := o.Env != nil // a fake bwrap named by CONFINE_BWRAP
 	backends := []string{"bwrap"}
 	if !t.Landlock() {
 		backends = append(backends, "auto")

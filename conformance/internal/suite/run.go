@@ -272,7 +272,7 @@ func (r *Runner) unmet(n Needs) string {
 	}
 	switch {
 	case n.Confined && r.Cfg.Backend == BackendNone:
-		return "requires a backend that confines a command: " + have + " and bwrap is not on PATH (the fail-closed family covers this host)"
+		return "requires a backend that confines a command: " + have + " and bwrap is not installed (the fail-closed family covers this host)"
 	case n.Landlock && k.State != kabi.Available && r.Cfg.Backend == BackendBwrap:
 		return "requires Landlock, " + have + " (the other cases run under bwrap here, which has no Landlock domain)"
 	case n.Landlock && k.State != kabi.Available:
@@ -285,7 +285,11 @@ func (r *Runner) unmet(n Needs) string {
 		return fmt.Sprintf("requires a kernel without Landlock or with it disabled (VM matrix: 5.10, lsm= entry), %s", have)
 	}
 	for _, tool := range n.Tools {
-		if _, err := exec.LookPath(tool); err != nil {
+		if tool == "bwrap" { // found as confine finds it, never on PATH
+			if _, err := FindBwrap(); err != nil {
+				return "requires bwrap: " + err.Error()
+			}
+		} else if _, err := exec.LookPath(tool); err != nil {
 			return fmt.Sprintf("requires %s on PATH, not found", tool)
 		}
 	}

@@ -46,7 +46,7 @@ type Config struct {
 	WSL2Confine string
 	// Backend is the backend the suite's confined commands run under here (BackendLandlock, BackendBwrap or
 	// BackendNone), which the runner decides before the first case: Landlock where the kernel has it, else bwrap
-	// where it is on PATH (what --backend auto picks), else none; bwrap everywhere with ForceBackend.
+	// where confine finds it (FindBwrap: what --backend auto picks), else none; bwrap everywhere with ForceBackend.
 	Backend string
 	// ForceBackend, when set ("bwrap"), is passed as --backend to every confine launch of a case that runs the
 	// suite's own sandbox (not one that picks its backend, takes namespaces away, or checks a refusal's argv):
@@ -58,7 +58,7 @@ type Config struct {
 const (
 	BackendLandlock = "landlock"
 	BackendBwrap    = "bwrap"
-	BackendNone     = "none" // no Landlock, and no bwrap on PATH: confine refuses every command
+	BackendNone     = "none" // no Landlock, and no bwrap that confine finds: confine refuses every command
 )
 
 // T is a running case: its directories, its verdict and its log.
