@@ -10,7 +10,8 @@
 #   baseline the same confine command with another build (optional 4th argument), e.g. the last release
 # as root and, when run as root, as nobody (the common case: an editor extension runs as its user). The
 # variants run interleaved round by round (sandbox/internal/launchbench); medians of wall and CPU time per launch.
-# bwrap is taken from PATH, else from Debian's package, unpacked into $CACHE/bench (never installed).
+# bwrap is the one confine finds (CONFINE_BWRAP, else /usr/bin, /bin, /usr/local/bin; never PATH), else Debian's
+# package, unpacked into $CACHE/bench (never installed).
 # usage: scripts/bench-launcher.sh path/to/confine [runs-per-round] [rounds] [baseline-confine]
 set -euo pipefail
 confine=${1:?usage: $0 path/to/confine [runs] [rounds] [baseline-confine]}
@@ -39,11 +40,14 @@ printf 'module floor\ngo 1.22\n' >"$work/floor-src/go.mod"
 (cd "$work/floor-src" && GOWORK=off CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$work/floor" .)
 (cd sandbox && go build -o "$work/launchbench" ./internal/launchbench)
 
-bwrap=$(command -v bwrap || true)
+bwrap=${CONFINE_BWRAP:-}
+for d in /usr/bin /bin /usr/local/bin; do
+	[[ -n $bwrap ]] || [[ ! -f $d/bwrap ]] || bwrap=$d/bwrap
+done
 if [[ -z $bwrap ]]; then
 	if [[ ! -x $cache/bwrap/usr/bin/bwrap ]]; then
 		(cd "$cache" && rm -f bubblewrap_*.deb && apt-get download bubblewrap >/dev/null 2>&1 &&
-			dpkg-deb -x bubblewrap_*.deb bwrap) || echo "bench: no bwrap on PATH and none fetched: skipping it" >&2
+			dpkg-deb -x bubblewrap_*.deb bwrap) || echo "bench: no bwrap installed and none fetched: skipping it" >&2
 	fi
 	[[ -x $cache/bwrap/usr/bin/bwrap ]] && bwrap=$cache/bwrap/usr/bin/bwrap
 fi
@@ -62,7 +66,7 @@ ratios=(-ratio confine/floor -ratio confine/bwrap -ratio confine/bare -ratio flo
 
 echo "launches: $runs per variant x $rounds rounds, interleaved; medians per launch (microseconds)"
 echo "targets: root confine/floor <= 1.25; non-root confine/bwrap <= 1.00"
-export PATH=$work:$PATH # confine --backend bwrap finds the same bwrap
+export CONFINE_BWRAP=$work/bwrap # confine --backend bwrap runs the same bwrap (a copy: root-owned, in a root-owned directory)
 echo "as $(id -un):"
 "$work/launchbench" -runs "$runs" -rounds "$rounds" "${ratios[@]}" "${variants[@]}"
 if [[ $(id -u) == 0 ]]; then

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the conformance suite on the host kernel, as the current user and, when that is root, once more as an
-# unprivileged user (nobody): the runner must work as both. Where bwrap is on PATH, both runs are made again with
+# unprivileged user (nobody): the runner must work as both. Where confine finds bwrap (CONFINE_BWRAP, else /usr/bin,
+# /bin, /usr/local/bin; never PATH), both runs are made again with
 # the runner's --backend bwrap (every case's launch asks for the bwrap backend; columns host-*-bwrap), so the bwrap
 # backend is proven on the host kernel too, not only on the VM's kernels without Landlock. Then the report gates
 # every run on conformance/expected.yaml and writes OUT/matrix.{json,html} and one JUnit per run.
@@ -23,10 +24,10 @@ run() { # NAME BACKEND [PREFIX...]: run the suite with --backend BACKEND and an 
 }
 
 backends=(auto)
-if command -v bwrap >/dev/null; then
+if [ -n "${CONFINE_BWRAP:-}" ] || [ -f /usr/bin/bwrap ] || [ -f /bin/bwrap ] || [ -f /usr/local/bin/bwrap ]; then
 	backends+=(bwrap)
 else
-	echo "conformance-host: bwrap is not on PATH: the --backend bwrap runs are skipped (make deps installs bubblewrap)" >&2
+	echo "conformance-host: bwrap is not in /usr/bin, /bin or /usr/local/bin, and CONFINE_BWRAP is not set: the --backend bwrap runs are skipped (make deps installs bubblewrap)" >&2
 fi
 for b in "${backends[@]}"; do
 	suffix=

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # scripts/sandbox-deps.sh: what the launcher's host acceptance tests run besides Go: npm (a local tarball) and
-# python3 with pip (a local wheel) under --profile, and bubblewrap for the bwrap backend (the tests that need it
-# absent or broken hide it through PATH themselves). Debian's packages, so nobody can run them too (a pyenv or
+# python3 with pip (a local wheel) under --profile, and bubblewrap for the bwrap backend, where confine looks for
+# it (/usr/bin: the package's; the tests that need it absent or broken name their own by CONFINE_BWRAP). Debian's packages, so nobody can run them too (a pyenv or
 # rustup under root's home is not). Idempotent.
 set -euo pipefail
 need=()
 command -v node >/dev/null || need+=(nodejs)
 command -v npm >/dev/null || need+=(npm)
-command -v bwrap >/dev/null || need+=(bubblewrap)
+[ -f /usr/bin/bwrap ] || [ -f /bin/bwrap ] || [ -f /usr/local/bin/bwrap ] || need+=(bubblewrap)
 { [ -x /usr/bin/python3 ] && /usr/bin/python3 -m pip --version >/dev/null 2>&1; } || need+=(python3 python3-pip)
 [ "${#need[@]}" -eq 0 ] && exit 0
 echo "sandbox-deps: installing ${need[*]}"
