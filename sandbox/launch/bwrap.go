@@ -260,13 +260,13 @@ func startBwrap(path string, p *plan, binds []*pathfd.Root, reportFD int) (*bwra
 	unix.SetNonblock(sync[0], true)
 	unix.SetNonblock(errPipe[0], true)
 	c := &layered{sock: sock[0], sync: os.NewFile(uintptr(sync[0]), "sync"), root: -1, pidfdNum: -1, fwdPidfd: -1,
-		reportFD: reportFD, sigs: make(chan os.Signal, 8), peer: true}
+		reportFD: reportFD, peer: true}
 	b := &bwrapped{layered: c, stderr: newRelay(os.NewFile(uintptr(errPipe[0]), "bwrap stderr"))}
 	pidfd := -1
 	signal.Ignore(forwarded...) // for bwrap to inherit; a signal that comes before Notify is lost
 	c.pid, err = syscall.ForkExec(path, args, &syscall.ProcAttr{Env: append(bwrapEnv(p.env), layerEnv+"="+bwrapMark+ns),
 		Files: files, Sys: &syscall.SysProcAttr{Pdeathsig: unix.SIGKILL, PidFD: &pidfd}})
-	signal.Notify(c.sigs, forwarded...)
+	c.signals = catchSignals()
 	closeAll(sock[1], sync[1], errPipe[1])
 	if pidfd >= 0 {
 		unix.SetNonblock(pidfd, true)

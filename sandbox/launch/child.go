@@ -225,7 +225,7 @@ type layered struct {
 	sync, pidfd     *os.File // non-blocking, in the poller
 	pidfdNum        int      // pidfd's descriptor, for pidfd_send_signal (Fd would make pidfd blocking); or -1
 	reportFD        int      // ours, or -1
-	sigs            chan os.Signal
+	signals         *signalCatcher
 	peer            bool // the child is not our child but bwrap's: it says its PID first (peerPID)
 	started         bool // with peer: the child said it
 	fwdPid          int  // with peer: the child's PID, where signals are forwarded
@@ -278,8 +278,7 @@ func startLayered(reportFD int, pidNS bool) (LayeredChild, error) {
 	}
 	unix.SetNonblock(sync[0], true)
 	c := &layered{sock: sock[0], sync: os.NewFile(uintptr(sync[0]), "sync"), root: -1, pidfdNum: -1, fwdPidfd: -1,
-		reportFD: reportFD, sigs: make(chan os.Signal, 8)}
-	signal.Notify(c.sigs, forwarded...)
+		reportFD: reportFD, signals: catchSignals()} // caught while the child starts, before it is handed its plan (Run)
 	attr, pidfd := layerAttr(pidNS), -1
 	attr.PidFD = &pidfd
 	c.pid, err = syscall.ForkExec("/proc/self/exe", []string{os.Args[0]}, &syscall.ProcAttr{
@@ -316,8 +315,9 @@ func (c *layered) Abort() {
 		c.wait(&ws)
 	}
 	c.close()
-	signal.Stop(c.sigs)
-	redeliver(c.sigs)
+	c.signals.wait()
+	signal.Stop(c.signals.sigs)
+	redeliver(c.signals.sigs)
 }
 
 // close closes the parent's ends: once the child runs the command, or is gone.
@@ -368,6 +368,7 @@ func (c *layered) waitOnly(ws *syscall.WaitStatus) error {
 }
 
 func (c *layered) Run(h *Handoff) (syscall.WaitStatus, error) {
+	c.signals.wait() // before the command can run: a signal from then on must reach it
 	if err := c.send(h); err != nil {
 		c.Abort()
 		return 0, msg.Err(ErrLayerUnavailable, ": handing the plan to the layered child: ", err.Error())
@@ -410,7 +411,7 @@ func (c *layered) Run(h *Handoff) (syscall.WaitStatus, error) {
 		defer close(forwarded)
 		for {
 			select {
-			case s := <-c.sigs:
+			case s := <-c.signals.sigs:
 				// The pidfd names this child even once it is reaped, so a recycled PID is never signalled.
 				if pidfd >= 0 {
 					unix.PidfdSendSignal(pidfd, s.(syscall.Signal), nil, 0)
@@ -427,7 +428,9 @@ func (c *layered) Run(h *Handoff) (syscall.WaitStatus, error) {
 	close(done)
 	<-forwarded
 	c.pid = 0
-	signal.Stop(c.sigs)
+	// No signal.Stop: this process only mirrors the child's end from here, and Stop costs a round trip to the
+	// runtime's signal-mask thread per signal (0.35 ms a launch, measured in issue 8). A signal that comes now
+	// waits in c.signals, unread, and the exit status stays the child's.
 	if h.Init {
 		rest, _ := io.ReadAll(c.sync)
 		if len(rest) == 4 {
@@ -523,6 +526,28 @@ func receive() (*Handoff, []int, error) {
 // which sends them to the whole foreground process group, child included.
 var forwarded = []os.Signal{unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2,
 	unix.SIGWINCH, unix.SIGALRM, unix.SIGCONT}
+
+// signalCatcher catches the forwarded signals (signal.Notify) beside the caller's other work: Notify costs a
+// round trip to the runtime's signal-mask thread per signal, half a millisecond a launch (measured in issue 8).
+type signalCatcher struct {
+	sigs chan os.Signal
+	done chan struct{} // closed once Notify returned
+}
+
+// catchSignals starts catching the forwarded signals. A signal that comes before they are caught has its
+// default action (which ends this process, and a child that has run nothing yet with it: Pdeathsig); wait before
+// anything it must reach can run.
+func catchSignals() *signalCatcher {
+	c := &signalCatcher{sigs: make(chan os.Signal, 8), done: make(chan struct{})}
+	go func() {
+		signal.Notify(c.sigs, forwarded...)
+		close(c.done)
+	}()
+	return c
+}
+
+// wait returns once the signals are caught.
+func (c *signalCatcher) wait() { <-c.done }
 
 // redeliver sends each signal caught before anything ran (on the way to a fallback) to this process again,
 // with its default action back in place.
@@ -629,6 +654,10 @@ func signalName(sig syscall.Signal) string {
 }
 
 func runChild(s System, bwrap bool) error {
+	var signals *signalCatcher
+	if bwrap || os.Getpid() == 1 { // an init (runInit): it catches them while it waits for the plan
+		signals = catchSignals()
+	}
 	if bwrap {
 		if err := bwrapChildStart(); err != nil {
 			return report.Refuse(report.Internal, err.Error())
@@ -677,7 +706,7 @@ func runChild(s System, bwrap bool) error {
 	// capabilities are cut as in place. A user's child is root only in its own user namespace, which it keeps
 	// the caller's uid in, so euid is not 0 there.
 	last := &final{init: h.Init, bwrap: bwrap, root: os.Geteuid() == 0 && h.UID < 0, uid: h.UID, gid: h.GID, handled: h.Handled, scoped: h.Scoped, rules: rules, prog: h.Filter, path: h.Path, argv: h.Argv, env: h.Env,
-		reportJSON: h.Report, reportFD: h.ReportFD, reportName: h.ReportName, warn: h.Warn,
+		reportJSON: h.Report, reportFD: h.ReportFD, reportName: h.ReportName, warn: h.Warn, signals: signals,
 		beforeExec: func() error { return writeAll(syncFD, []byte{execMark}) }}
 	return last.confineAndExec(s)
 }
@@ -724,8 +753,8 @@ func isFileType(fd int, typ uint32) bool {
 // ends every process left in the namespace (a PID namespace dies with its init). The command sees no process
 // outside, so it can signal none, below Landlock ABI 6's scope. It returns only if the command could not be
 // executed, after recording why on reportFD (if >= 0).
-func runInit(path string, argv, env []string, reportFD int, owner *syscall.SysProcAttr) error {
-	ws, err := runCommand(path, argv, env, reportFD, func() { writeAll(syncFD, []byte{execMark}) }, owner)
+func runInit(path string, argv, env []string, reportFD int, owner *syscall.SysProcAttr, signals *signalCatcher) error {
+	ws, err := runCommand(path, argv, env, reportFD, func() { writeAll(syncFD, []byte{execMark}) }, owner, signals)
 	if err != nil {
 		return err
 	}
@@ -745,12 +774,14 @@ func runInit(path string, argv, env []string, reportFD int, owner *syscall.SysPr
 // shares, cannot ptrace it or read or write its memory (process_vm_writev, /proc/PID/mem) and so drive an
 // unconfined thread (the attack review's escape): that now takes CAP_SYS_PTRACE, which no command keeps. The
 // command's own execve makes it dumpable again, so the supervisor can still read its memory.
-func runCommand(path string, argv, env []string, reportFD int, ran func(), owner *syscall.SysProcAttr) (syscall.WaitStatus, error) {
+func runCommand(path string, argv, env []string, reportFD int, ran func(), owner *syscall.SysProcAttr, signals *signalCatcher) (syscall.WaitStatus, error) {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return 0, report.Refuse(report.Internal, "prctl(PR_SET_DUMPABLE, 0): ", err.Error())
 	}
-	sigs := make(chan os.Signal, 8)
-	signal.Notify(sigs, forwarded...) // never stopped: the process ends with the command
+	if signals == nil { // the caller did not start catching them earlier, beside its own work
+		signals = catchSignals()
+	}
+	signals.wait() // before the command runs: a signal from then on must reach it
 	// The command dies with this process (PR_SET_PDEATHSIG, on the confined thread that forks it and stays until
 	// exit), as a layered child dies with its parent: a killed supervisor leaves no command running unsupervised.
 	attr := owner
@@ -769,7 +800,7 @@ func runCommand(path string, argv, env []string, reportFD int, ran func(), owner
 		ran()
 	}
 	go func() {
-		for s := range sigs {
+		for s := range signals.sigs {
 			unix.Kill(pid, s.(syscall.Signal))
 		}
 	}()

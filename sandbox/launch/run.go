@@ -146,6 +146,7 @@ func Run(cfg Config, f Facts, s System) error {
 	metadata := MetadataMountLayer
 	runtime.LockOSThread() // the Landlock domain and the seccomp filter are this thread's, until execve
 	var sup *supervisor.Supervisor
+	var signals *signalCatcher
 	if why != nil {
 		metadata = MetadataSeccomp
 		p.dropShm() // no private tmpfs: the host's /dev/shm stays read-only
@@ -156,6 +157,7 @@ func Run(cfg Config, f Facts, s System) error {
 			p.notes = append(p.notes, err.Error())
 		} else {
 			metadata = MetadataSupervisor
+			signals = catchSignals() // while the rest of the tail runs
 		}
 	}
 	var prog []unix.SockFilter
@@ -165,7 +167,7 @@ func Run(cfg Config, f Facts, s System) error {
 		}
 	}
 	last := p.final(prog, cfg.ReportFD) // prog is nil where the supervisor's filter is in place already
-	last.supervisor = sup
+	last.supervisor, last.signals = sup, signals
 	err = last.confineAndExec(s)
 	if last.reported {
 		return err
@@ -262,6 +264,7 @@ type final struct {
 	supervisor *supervisor.Supervisor // if set, the filter (with its listener) is in place: run the command as a child and supervise it
 	warn       string                 // a warning for stderr, printed just before execve (confine: warning: ...), or ""
 	reported   bool                   // the report was written: a later failure is not reported again, but an exec failure is recorded after it
+	signals    *signalCatcher         // where the command runs as a child (init, supervisor): the signals it gets, caught early; or nil
 }
 
 func (p *plan) final(prog []unix.SockFilter, reportFD int) *final {
@@ -316,7 +319,7 @@ func (c *final) confineAndExec(s System) error {
 		writeAll(2, []byte("confine: warning: "+report.OneLine(c.warn)+"\n"))
 	}
 	if c.init {
-		return runInit(c.path, c.argv, c.env, c.reportFD, c.owner())
+		return runInit(c.path, c.argv, c.env, c.reportFD, c.owner(), c.signals)
 	}
 	if c.supervisor != nil {
 		return c.supervise()
@@ -350,7 +353,7 @@ func (c *final) supervise() error {
 		return report.Refuse(report.Internal, "prctl(PR_SET_CHILD_SUBREAPER): ", err.Error())
 	}
 	go c.supervisor.Serve()
-	status, err := runCommand(c.path, c.argv, c.env, c.reportFD, nil, nil)
+	status, err := runCommand(c.path, c.argv, c.env, c.reportFD, nil, nil, c.signals)
 	if err != nil {
 		return err
 	}
