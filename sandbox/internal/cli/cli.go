@@ -505,8 +505,12 @@ func printProbe(w io.Writer, p report.Probe) {
 	case p.Errno != "":
 		ll = msg.Str(ll, " (", p.Errno, ")")
 	}
+	bw := ""
+	if p.Bwrap != "" {
+		bw = "\nbwrap:    " + p.Bwrap
+	}
 	b := []byte(msg.Str("kernel:   ", p.Kernel, " (", p.Arch, ")\nlandlock: ", ll, "\nauto:     ", p.AutoBackend, ": ",
-		p.AutoReason, "\nwsl:      ", p.WSL, "\n"))
+		p.AutoReason, bw, "\nwsl:      ", p.WSL, "\n"))
 	if p.MetadataWhy != "" {
 		b = append(b, "metadata: "+p.Metadata+" ("+p.MetadataWhy+")\n"...)
 	} else if p.Metadata != "" {

@@ -1043,6 +1043,26 @@ func TestProbeTriesBwrapWithoutLandlock(t *testing.T) {
 	require.Contains(t, p["auto_reason"], sys)
 }
 
+// probe's human output names the bwrap its JSON names (sandbox/README.md promises both), and no bwrap line
+// where none passed.
+func TestProbeTextNamesTheBwrap(t *testing.T) {
+	text := func(env []string) string {
+		cmd := exec.Command(os.Args[0], "probe")
+		cmd.Env = append(append(os.Environ(), fakeEnv+"=abi=ENOSYS"), env...)
+		out, err := cmd.Output()
+		require.NoError(t, err)
+		return string(out)
+	}
+	out := text(noBwrap(t))
+	require.Contains(t, out, "\nauto:     none: ")
+	require.NotContains(t, out, "\nbwrap:")
+
+	sys := systemBwrap(t)
+	out = text(nil)
+	require.Contains(t, out, "\nauto:     bwrap: ")
+	require.Contains(t, out, "\nbwrap:    "+sys+"\nwsl:      ", "%s", out)
+}
+
 // A layered child given up before its plan leaves the caller's descriptors as they were: the command still reads
 // the caller's stdin (an earlier build closed descriptor 0 there, and the next root opened took its number).
 func TestAnAbortedLayeredChildLeavesStdinAlone(t *testing.T) {
