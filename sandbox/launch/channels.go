@@ -15,76 +15,75 @@ import (
 // --strict was given (which denies advisory locks too).
 func channels(abi int, metadata Metadata, root, tty, pidNS, strict bool) map[string]report.Channel {
 	layer := metadata == MetadataMountLayer
-	ch := map[string]report.Channel{
-		"stdio": closed("descriptors 0 to 2 are the caller's: the command may change only the files the caller " +
-			"named there (a directory there is refused); every other inherited descriptor is closed on exec"),
-		"keyring": closed("a new session keyring (where the host denies keyctl, no keyring call at all); seccomp lets keys be added only to the command's own thread, " +
-			"process and session keyrings, and denies linking keys into them, request_key and operations on keys by serial"),
-		"core-dump": closed("RLIMIT_CORE is 1 byte, soft and hard: no core file and no core_pattern pipe"),
-	}
+	ch := chans{}
+	ch.closed("stdio", "descriptors 0 to 2 are the caller's: the command may change only the files the caller "+
+		"named there (a directory there is refused); every other inherited descriptor is closed on exec")
+	ch.closed("keyring", "a new session keyring (where the host denies keyctl, no keyring call at all); seccomp lets keys be added only to the command's own thread, "+
+		"process and session keyrings, and denies linking keys into them, request_key and operations on keys by serial")
+	ch.closed("core-dump", "RLIMIT_CORE is 1 byte, soft and hard: no core file and no core_pattern pipe")
 	if strict {
-		ch["locks"] = closed("--strict: seccomp denies flock and fcntl locks, and leases")
+		ch.closed("locks", "--strict: seccomp denies flock and fcntl locks, and leases")
 	} else {
-		ch["locks"] = open("an advisory lock (flock, a POSIX read lock) on a file outside can be taken through a " +
+		ch.open("locks", "an advisory lock (flock, a POSIX read lock) on a file outside can be taken through a "+
 			"read-only descriptor, stalling the caller's processes that lock it too; leases are denied; --strict denies locks")
 	}
 	if layer {
-		ch["ipc"] = closed("a private IPC namespace (System V IPC, POSIX message queues) and a private tmpfs on " +
+		ch.closed("ipc", "a private IPC namespace (System V IPC, POSIX message queues) and a private tmpfs on "+
 			"/dev/shm (POSIX shared memory and semaphores) where the host has one")
-		ch["metadata"] = closed("read-only mount layer: metadata changes fail outside the writable roots")
-		ch["atime"] = closed("read-only mounts do not update access times")
+		ch.closed("metadata", "read-only mount layer: metadata changes fail outside the writable roots")
+		ch.closed("atime", "read-only mounts do not update access times")
 	} else {
-		ch["ipc"] = closed("seccomp denies System V IPC and POSIX message queues (no IPC namespace); the host's " +
+		ch.closed("ipc", "seccomp denies System V IPC and POSIX message queues (no IPC namespace); the host's "+
 			"/dev/shm stays read-only (no private tmpfs without the mount layer)")
-		ch["metadata"] = closed("seccomp denies metadata changes everywhere, inside the writable roots too")
+		ch.closed("metadata", "seccomp denies metadata changes everywhere, inside the writable roots too")
 		if metadata == MetadataSupervisor {
-			ch["metadata"] = closed("supervisor: confine makes each chmod, chown, utimes and xattr change itself, " +
-				"on the file it resolved and checked, beneath the writable roots only (EPERM elsewhere); inode flags " +
+			ch.closed("metadata", "supervisor: confine makes each chmod, chown, utimes and xattr change itself, "+
+				"on the file it resolved and checked, beneath the writable roots only (EPERM elsewhere); inode flags "+
 				"are denied everywhere")
 		}
-		ch["atime"] = open("no mount layer: reading a file outside may update its access time (relatime)")
+		ch.open("atime", "no mount layer: reading a file outside may update its access time (relatime)")
 	}
-	ch["setuid"] = closed("seccomp denies set-user-ID and set-group-ID modes (openat2 and io_uring: ENOSYS); " +
+	ch.closed("setuid", "seccomp denies set-user-ID and set-group-ID modes (openat2 and io_uring: ENOSYS); "+
 		"no file capability can be set (root has no CAP_SETFCAP; a user's would hold in its own user namespace only)")
 	if root {
-		ch["caps"] = closed("root keeps only " + rootCapNames())
+		ch.closed("caps", "root keeps only "+rootCapNames())
 	} else {
-		ch["caps"] = closed("not root: no capability outside the command's own user namespace")
+		ch.closed("caps", "not root: no capability outside the command's own user namespace")
 	}
 	switch {
 	case !tty:
-		ch["tty"] = closed("no terminal device is writable but the caller's descriptors; TIOCSTI and TIOCLINUX are denied")
+		ch.closed("tty", "no terminal device is writable but the caller's descriptors; TIOCSTI and TIOCLINUX are denied")
 	case layer:
-		ch["tty"] = closed("--tty: a private devpts instance on /dev/pts: the caller's terminal only through /dev/tty " +
+		ch.closed("tty", "--tty: a private devpts instance on /dev/pts: the caller's terminal only through /dev/tty "+
 			"and the descriptors, and new ptys; TIOCSTI and TIOCLINUX are denied")
 	default:
-		ch["tty"] = open("--tty without a mount layer grants the host's /dev/pts: the command can write to the " +
+		ch.open("tty", "--tty without a mount layer grants the host's /dev/pts: the command can write to the "+
 			"caller's other terminals")
 	}
 	switch {
 	case abi >= 6:
-		ch["signals"] = closed("Landlock ABI 6 scope: no signal to a process outside the sandbox; seccomp: no " +
+		ch.closed("signals", "Landlock ABI 6 scope: no signal to a process outside the sandbox; seccomp: no "+
 			"limit, priority or scheduling change of another process (CPU affinity stays settable), no child of the caller (CLONE_PARENT)")
 	case pidNS:
-		ch["signals"] = closed("a PID namespace of its own: no process outside is visible to signal, or to change " +
+		ch.closed("signals", "a PID namespace of its own: no process outside is visible to signal, or to change "+
 			"the limits, priority or affinity of")
 	default:
-		ch["signals"] = open(msg.Str("needs Landlock ABI 6 (kernel ", landlock.FirstKernel(6), ") or a PID namespace; "+
+		ch.open("signals", msg.Str("needs Landlock ABI 6 (kernel ", landlock.FirstKernel(6), ") or a PID namespace; "+
 			"this kernel has ABI ", abi, " and no namespace could be made"))
 	}
 	if abi >= 6 {
-		ch["abstract-unix"] = closed("Landlock ABI 6 scope: no connection to an abstract unix socket outside the sandbox")
+		ch.closed("abstract-unix", "Landlock ABI 6 scope: no connection to an abstract unix socket outside the sandbox")
 	} else {
-		ch["abstract-unix"] = open(msg.Str("needs Landlock ABI 6 (kernel ", landlock.FirstKernel(6), "); ", abiHere(abi)))
+		ch.open("abstract-unix", msg.Str("needs Landlock ABI 6 (kernel ", landlock.FirstKernel(6), "); ", abiHere(abi)))
 	}
 	if abi == 0 { // the bwrap backend
-		ch["fifo"] = open("no Landlock domain: a FIFO outside the writable roots can be opened for writing " +
+		ch.open("fifo", "no Landlock domain: a FIFO outside the writable roots can be opened for writing "+
 			"(read-only mounts do not stop it; Landlock's WRITE_FILE does)")
 	}
 	if abi >= 9 {
-		ch["unix-pathname"] = closed("Landlock ABI 9 RESOLVE_UNIX: only sockets beneath the writable roots (/tmp among them)")
+		ch.closed("unix-pathname", "Landlock ABI 9 RESOLVE_UNIX: only sockets beneath the writable roots (/tmp among them)")
 	} else {
-		ch["unix-pathname"] = open(msg.Str("needs Landlock ABI 9 (kernel ", landlock.FirstKernel(9), "); ", abiHere(abi)))
+		ch.open("unix-pathname", msg.Str("needs Landlock ABI 9 (kernel ", landlock.FirstKernel(9), "); ", abiHere(abi)))
 	}
 	return ch
 }
@@ -97,13 +96,15 @@ func abiHere(abi int) string {
 	return msg.Str("this kernel has ", abi)
 }
 
-// closed and open make a channel's entry; not inlined, as channels calls them some thirty times.
-//
-//go:noinline
-func closed(how string) report.Channel { return report.Channel{Status: report.Closed, How: how} }
+// chans is a launch's channels, which closed and open add one to. They are not inlined: channels calls them
+// some thirty times, and a map assignment of a Channel costs the launcher's 2 MiB budget about 100 bytes a time.
+type chans map[string]report.Channel
 
 //go:noinline
-func open(how string) report.Channel { return report.Channel{Status: report.Open, How: how} }
+func (c chans) closed(name, how string) { c[name] = report.Channel{Status: report.Closed, How: how} }
+
+//go:noinline
+func (c chans) open(name, how string) { c[name] = report.Channel{Status: report.Open, How: how} }
 
 // openChannels lists the names of the open channels, sorted.
 func openChannels(ch map[string]report.Channel) []string {

@@ -213,10 +213,10 @@ func interopNotes(state string, ch map[string]report.Channel, w []string) []stri
 		return w
 	}
 	how := interopWarning(state)
-	c := closed(how)
 	if state == interopStateAllowed {
-		c.Status = report.Open
+		chans(ch).open("wsl-interop", how)
+	} else {
+		chans(ch).closed("wsl-interop", how)
 	}
-	ch["wsl-interop"] = c
 	return append(w, how)
 }
