@@ -323,16 +323,15 @@ func ParseConfig(data []byte, apply func(name, value string, hasValue bool) erro
 }
 
 func set(cfg *launch.Config, name, value string) error {
+	if name == "worktree" || name == "allow" {
+		if err := pathfd.Check(value); err != nil {
+			return report.Refuse(report.BadRoot, "--", name, ": ", err.Error())
+		}
+	}
 	switch name {
 	case "worktree":
-		if err := pathfd.Check(value); err != nil {
-			return report.Refuse(report.BadRoot, "--worktree: ", err.Error())
-		}
 		cfg.Worktree = value
 	case "allow":
-		if err := pathfd.Check(value); err != nil {
-			return report.Refuse(report.BadRoot, "--allow: ", err.Error())
-		}
 		for _, a := range cfg.Allow {
 			if a == value {
 				return usageErr("--allow ", value, " given twice")
@@ -503,28 +502,41 @@ func printProbe(w io.Writer, p report.Probe) {
 	case p.ABI > 0:
 		ll = msg.Str(ll, ", ABI ", p.ABI, ", errata ", msg.Hex(p.Errata))
 	case p.Errno != "":
-		ll = msg.Str(ll, " (", p.Errno, ")")
+		ll += " (" + p.Errno + ")"
 	}
-	bw := ""
+	b := line(nil, "kernel:   ", p.Kernel, " (", p.Arch, ")")
+	b = line(b, "landlock: ", ll)
+	b = line(b, "auto:     ", p.AutoBackend, ": ", p.AutoReason)
 	if p.Bwrap != "" {
-		bw = "\nbwrap:    " + p.Bwrap
+		b = line(b, "bwrap:    ", p.Bwrap)
 	}
-	b := []byte(msg.Str("kernel:   ", p.Kernel, " (", p.Arch, ")\nlandlock: ", ll, "\nauto:     ", p.AutoBackend, ": ",
-		p.AutoReason, bw, "\nwsl:      ", p.WSL, "\n"))
+	b = line(b, "wsl:      ", strconv.Itoa(p.WSL))
 	if p.MetadataWhy != "" {
-		b = append(b, "metadata: "+p.Metadata+" ("+p.MetadataWhy+")\n"...)
+		b = line(b, "metadata: ", p.Metadata, " (", p.MetadataWhy, ")")
 	} else if p.Metadata != "" {
-		b = append(b, "metadata: "+p.Metadata+"\n"...)
+		b = line(b, "metadata: ", p.Metadata)
 	}
 	if len(p.Handled) > 0 {
-		b = append(b, "handled:  "+strings.Join(p.Handled, " ")+"\nseccomp:  "+strings.Join(p.Seccomp, " ")+"\n"...)
+		b = line(b, "handled:  ", strings.Join(p.Handled, " "))
+		b = line(b, "seccomp:  ", strings.Join(p.Seccomp, " "))
 	}
 	for _, name := range report.SortedNames(p.Channels) {
 		c := p.Channels[name]
-		b = append(b, "channel:  "+name+": "+c.Status+" ("+c.How+")\n"...)
+		b = line(b, "channel:  ", name, ": ", c.Status, " (", c.How, ")")
 	}
 	for _, warn := range p.Warnings {
-		b = append(b, "warning:  "+warn+"\n"...)
+		b = line(b, "warning:  ", warn)
 	}
 	w.Write(b)
+}
+
+// line is b with parts and a newline appended: one call per line of output costs the launcher less than a
+// concatenation per line (the 2 MiB budget).
+//
+//go:noinline
+func line(b []byte, parts ...string) []byte {
+	for _, s := range parts {
+		b = append(b, s...)
+	}
+	return append(b, '\n')
 }
