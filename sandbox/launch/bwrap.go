@@ -100,7 +100,7 @@ func findBwrap(f Facts) (string, error) {
 // A user's setuid bwrap is refused too: it would run confine as the host's root, or without the user namespace
 // whose capability the bwrap child needs to seal the layer.
 func checkBwrap(path string, rules []landlock.Rule, user bool) error {
-	real := resolved(path)
+	real := pathfd.Resolved(path)
 	if real == "" {
 		return msg.Err(path, " cannot be opened")
 	}

@@ -3,7 +3,6 @@ package launch
 import (
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -261,7 +260,7 @@ func (p *plan) open(cfg Config, root int) error {
 		r, err := pathfd.OpenIn(root, want.path)
 		if err != nil {
 			if want.required {
-				return &report.Refusal{Reason: report.BadRoot, Err: msg.Err(want.flag, ": ", err)}
+				return &report.Refusal{Reason: report.BadRoot, Err: err}
 			}
 			p.notes = append(p.notes, msg.Str("no rule for default root ", want.path, ": ", err))
 			continue
@@ -409,7 +408,7 @@ func tempOutside(env []string, rules []landlock.Rule) string {
 		if err != nil {
 			continue
 		}
-		if real := resolved(dir); real != "" {
+		if real := pathfd.Resolved(dir); real != "" {
 			dir = real
 		}
 		inside := false
@@ -427,21 +426,6 @@ func tempOutside(env []string, rules []landlock.Rule) string {
 	}
 	return strings.Join(bad, ", ") + ": outside the writable set, so temporary files made there fail " +
 		"(EROFS or EACCES); point it at /tmp or inside the worktree"
-}
-
-// resolved is path with its symlinks resolved, as the kernel sees it (/proc/self/fd of an O_PATH descriptor:
-// filepath.EvalSymlinks would cost the launcher a page), or "" if it cannot be opened.
-func resolved(path string) string {
-	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return ""
-	}
-	defer unix.Close(fd)
-	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
-	if err != nil || !strings.HasPrefix(real, "/") {
-		return ""
-	}
-	return real
 }
 
 func isTempVar(name string) bool {

@@ -47,7 +47,7 @@ func Check(path string) error {
 	case strings.IndexByte(path, 0) >= 0:
 		return msg.Err(ErrBadPath, ": ", msg.Quoted(path), " contains NUL")
 	case !filepath.IsAbs(path):
-		return msg.Err(ErrBadPath, ": ", path, " is not absolute")
+		return msg.Err(ErrBadPath, ": ", path, " is not absolute; pass an absolute path, e.g. \"$(realpath ", path, ")\"")
 	case path == "/":
 		return msg.Err(ErrBadPath, ": / cannot be a writable root")
 	case filepath.Clean(path) != path:
@@ -86,9 +86,9 @@ func OpenIn(root int, path string) (*Root, error) {
 		fd, err = openNoFollow(root, path)
 	}
 	if err != nil {
-		return nil, describe(path, err)
+		return nil, describe(root, path, err)
 	}
-	r, err := validate(path, rootName(root)+path, fd)
+	r, err := validate(root, path, rootName(root)+path, fd)
 	if err != nil {
 		unix.Close(fd)
 		return nil, err
@@ -142,8 +142,8 @@ func rootName(root int) string {
 	return name
 }
 
-// validate checks fd, opened for path, whose kernel name (/proc/self/fd) must be want.
-func validate(path, want string, fd int) (*Root, error) {
+// validate checks fd, opened for path in root's mount namespace, whose kernel name (/proc/self/fd) must be want.
+func validate(root int, path, want string, fd int) (*Root, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, msg.Err("fstat ", path, ": ", err)
@@ -158,7 +158,7 @@ func validate(path, want string, fd int) (*Root, error) {
 		kind = CharDev
 	case unix.S_IFLNK:
 		// O_PATH|O_NOFOLLOW on a final symlink opens the link itself.
-		return nil, msg.Err(ErrBadPath, ": ", path, " is a symlink (pass the resolved path)")
+		return nil, symlinked(root, path, " is a symlink")
 	default:
 		return nil, msg.Err(ErrBadPath, ": ", path, " is not a directory, regular file or character device (mode ", msg.Oct(st.Mode&unix.S_IFMT), ")")
 	}
@@ -170,16 +170,41 @@ func validate(path, want string, fd int) (*Root, error) {
 	return &Root{Path: path, FD: fd, Kind: kind}, nil
 }
 
-func describe(path string, err error) error {
+func describe(root int, path string, err error) error {
 	switch {
 	case errors.Is(err, unix.ENOENT):
 		return msg.Err(ErrBadPath, ": ", path, " does not exist")
 	case errors.Is(err, unix.ELOOP):
-		return msg.Err(ErrBadPath, ": ", path, " has a symlink in its path (pass the resolved path)")
+		return symlinked(root, path, " has a symlink in its path")
 	case errors.Is(err, unix.ENOTDIR):
 		return msg.Err(ErrBadPath, ": a component of ", path, " is not a directory")
 	case errors.Is(err, unix.EXDEV):
 		return msg.Err(ErrBadPath, ": ", path, " crosses a magic link")
 	}
 	return msg.Err("open ", path, ": ", err)
+}
+
+// symlinked refuses path, which is or has a symlink (what says which), and says the way out: the resolved
+// path, named where this process sees root's mount namespace as its own (Here) and the path resolves.
+func symlinked(root int, path, what string) error {
+	hint := " (pass the resolved path)"
+	if real := Resolved(path); root == Here && real != "" {
+		hint = " (pass the resolved path, " + real + ")"
+	}
+	return msg.Err(ErrBadPath, ": ", path, what, hint)
+}
+
+// Resolved is path with its symlinks resolved, as the kernel sees it (/proc/self/fd of an O_PATH descriptor:
+// filepath.EvalSymlinks would cost the launcher a page), or "" if it cannot be opened.
+func Resolved(path string) string {
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return ""
+	}
+	defer unix.Close(fd)
+	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	if err != nil || !strings.HasPrefix(real, "/") {
+		return ""
+	}
+	return real
 }

@@ -39,13 +39,13 @@ func TestOpenNoFollowFallbackAgrees(t *testing.T) {
 	require.NoError(t, os.Symlink(dir, filepath.Join(dir, "link")))
 	fd, err := openNoFollow(Here, dir)
 	require.NoError(t, err)
-	r, err := validate(dir, dir, fd)
+	r, err := validate(Here, dir, dir, fd)
 	require.NoError(t, err)
 	require.Equal(t, Dir, r.Kind)
 	r.Close()
 	fd, err = openNoFollow(Here, filepath.Join(dir, "link"))
 	require.NoError(t, err, "O_PATH|O_NOFOLLOW opens the link itself")
-	_, err = validate(filepath.Join(dir, "link"), filepath.Join(dir, "link"), fd)
+	_, err = validate(Here, filepath.Join(dir, "link"), filepath.Join(dir, "link"), fd)
 	require.ErrorIs(t, err, ErrBadPath)
 	_, err = openNoFollow(Here, filepath.Join(dir, "link", "x"))
 	require.Error(t, err, "a middle symlink is not followed")
@@ -60,4 +60,22 @@ func TestOpenRefusesOddPaths(t *testing.T) {
 		_, err := Open(p)
 		require.ErrorIs(t, err, ErrBadPath, "%q", p)
 	}
+}
+
+// A refusal says what to pass instead: the resolved path of a symlinked root, an absolute path for a relative one.
+func TestRefusalsSayWhatToPass(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	require.NoError(t, os.MkdirAll(filepath.Join(real, "sub"), 0o755))
+	require.NoError(t, os.Symlink(real, filepath.Join(dir, "link")))
+	_, err := Open(filepath.Join(dir, "link"))
+	require.EqualError(t, err, "bad path: "+filepath.Join(dir, "link")+" is a symlink (pass the resolved path, "+real+")")
+	_, err = Open(filepath.Join(dir, "link", "sub"))
+	require.EqualError(t, err, "bad path: "+filepath.Join(dir, "link", "sub")+" has a symlink in its path (pass the resolved path, "+
+		filepath.Join(real, "sub")+")")
+	require.NoError(t, os.Remove(filepath.Join(real, "sub")))
+	_, err = Open(filepath.Join(dir, "link", "sub"))
+	require.EqualError(t, err, "bad path: "+filepath.Join(dir, "link", "sub")+" has a symlink in its path (pass the resolved path)",
+		"nothing to resolve to: no path is named")
+	require.EqualError(t, Check("wt"), `bad path: wt is not absolute; pass an absolute path, e.g. "$(realpath wt)"`)
 }
