@@ -73,9 +73,9 @@ func findBwrap(f Facts) (string, error) {
 		}
 		var st unix.Stat_t
 		if err := unix.Stat(f.Bwrap, &st); err != nil {
-			return "", msg.Err(BwrapEnv, "=", f.Bwrap, ": ", err)
+			return "", msg.Err(BwrapEnv+"=", f.Bwrap, ": ", err, ": install bubblewrap, or point "+BwrapEnv+" at its bwrap")
 		} else if st.Mode&unix.S_IFMT != unix.S_IFREG {
-			return "", msg.Err(BwrapEnv, "=", f.Bwrap, " is not a regular file")
+			return "", msg.Err(BwrapEnv+"=", f.Bwrap, " is not a regular file: point it at bubblewrap's bwrap")
 		}
 		return f.Bwrap, nil
 	}
@@ -104,9 +104,14 @@ func checkBwrap(path string, rules []landlock.Rule, user bool) error {
 	if real == "" {
 		return msg.Err(path, " cannot be opened")
 	}
+	// The refusals say what path resolved to only where a symlink was resolved, and what to do.
+	via := ""
+	if real != path {
+		via = " is " + real + ", which"
+	}
 	for _, r := range rules {
 		if real == r.Path || (r.Dir && strings.HasPrefix(real, r.Path+"/")) {
-			return msg.Err(path, " is ", real, ", beneath the writable ", r.Path, ": a confined command could have put it there")
+			return msg.Err(path, via, " is beneath the writable ", r.Path, ": a confined command could have put it there; "+bwrapElse)
 		}
 	}
 	for p := real; ; p = filepath.Dir(p) {
@@ -116,16 +121,27 @@ func checkBwrap(path string, rules []landlock.Rule, user bool) error {
 		}
 		dir := st.Mode&unix.S_IFMT == unix.S_IFDIR
 		if p == real && user && st.Mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
-			return msg.Err(path, " is set-user-ID or set-group-ID: confine runs only an unprivileged bwrap for a user (one that makes user namespaces)")
+			return msg.Err(path, via, " is set-user-ID or set-group-ID: confine runs only an unprivileged bwrap for a user (one that makes user namespaces); "+bwrapElse)
 		}
 		if st.Uid != 0 || (st.Mode&0o022 != 0 && !(dir && st.Mode&unix.S_ISVTX != 0)) {
-			return msg.Err(path, " is ", real, ", and ", p, " is not owned by root or is writable by others: a confined command could have put it there")
+			in := ""
+			if p != real {
+				in = " is in " + p + ", which"
+			}
+			why := msg.Str(" is not owned by root (uid ", int(st.Uid), ")")
+			if st.Uid == 0 {
+				why = msg.Str(" is writable by group or others (mode ", msg.Oct(st.Mode&0o7777), ")")
+			}
+			return msg.Err(path, via, in, why, ": a confined command could have put it there; chown root and chmod go-w ", p, ", or "+bwrapElse)
 		}
 		if p == "/" {
 			return nil
 		}
 	}
 }
+
+// bwrapElse is the way out of every refusal of a bwrap found: another one.
+const bwrapElse = "name another with " + BwrapEnv
 
 // bwrapEnv is env without what the dynamic loader and glibc take code or data from (LD_PRELOAD, LD_LIBRARY_PATH,
 // LD_AUDIT, GCONV_PATH, ...: the variables glibc drops for set-user-ID programs, ld.so(8)): bwrap is a

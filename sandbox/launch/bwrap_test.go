@@ -4,10 +4,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/confine-dev/confine/sandbox/landlock"
 	"github.com/confine-dev/confine/sandbox/report"
 )
 
@@ -70,8 +72,8 @@ func TestFindBwrapLooksOnlyWhereItIsTold(t *testing.T) {
 		"":                         "CONFINE_BWRAP is empty",
 		"bwrap":                    "CONFINE_BWRAP=bwrap is not an absolute path",
 		"./bwrap":                  "CONFINE_BWRAP=./bwrap is not an absolute path",
-		filepath.Join(empty, "bw"): "CONFINE_BWRAP=" + filepath.Join(empty, "bw") + ": no such file or directory",
-		first + "/bwrap":           "CONFINE_BWRAP=" + first + "/bwrap is not a regular file",
+		filepath.Join(empty, "bw"): "CONFINE_BWRAP=" + filepath.Join(empty, "bw") + ": no such file or directory: install bubblewrap, or point CONFINE_BWRAP at its bwrap",
+		first + "/bwrap":           "CONFINE_BWRAP=" + first + "/bwrap is not a regular file: point it at bubblewrap's bwrap",
 	} {
 		_, err := findBwrap(Facts{Bwrap: value, BwrapSet: true, BwrapDirs: []string{second}})
 		require.Error(t, err, "%q: the directories are not tried instead", value)
@@ -81,5 +83,38 @@ func TestFindBwrapLooksOnlyWhereItIsTold(t *testing.T) {
 			require.Equal(t, report.BackendUnavailable, refusal.Reason, "%q", value)
 		}
 		require.Contains(t, err.Error(), want)
+	}
+}
+
+// checkBwrap's refusals name what is wrong (owner or mode, and where), say "X is Y" only where a symlink was
+// resolved, and say the way out.
+func TestCheckBwrapRefusalsSayWhy(t *testing.T) {
+	dir := t.TempDir() // under /tmp: sticky, so not itself the refusal
+	bwrap := filepath.Join(dir, "bwrap")
+	require.NoError(t, os.WriteFile(bwrap, []byte("#!/bin/sh\n"), 0o755))
+	link := filepath.Join(dir, "link")
+	require.NoError(t, os.Symlink(bwrap, link))
+	user := os.Geteuid() != 0
+	owner := " is not owned by root (uid " + strconv.Itoa(os.Geteuid()) + ")"
+	way := ": a confined command could have put it there; chown root and chmod go-w " + bwrap + ", or name another with CONFINE_BWRAP"
+	if !user {
+		require.NoError(t, os.Chmod(bwrap, 0o775))
+		owner = " is writable by group or others (mode 0775)"
+	}
+	require.EqualError(t, checkBwrap(bwrap, nil, user), bwrap+owner+way)
+	require.EqualError(t, checkBwrap(link, nil, user), link+" is "+bwrap+", which"+owner+way)
+
+	rules := []landlock.Rule{{Path: dir, Dir: true}}
+	require.EqualError(t, checkBwrap(bwrap, rules, user), bwrap+" is beneath the writable "+dir+
+		": a confined command could have put it there; name another with CONFINE_BWRAP")
+
+	if !user {
+		require.NoError(t, os.Chmod(bwrap, 0o755))
+		require.NoError(t, os.Chmod(dir, 0o777))
+		require.EqualError(t, checkBwrap(link, nil, false), link+" is "+bwrap+", which is in "+dir+
+			", which is writable by group or others (mode 0777): a confined command could have put it there; "+
+			"chown root and chmod go-w "+dir+", or name another with CONFINE_BWRAP")
+		require.NoError(t, os.Chmod(dir, 0o755))
+		require.NoError(t, checkBwrap(bwrap, nil, false), "root's own bwrap in root's own directories")
 	}
 }
