@@ -260,7 +260,7 @@ func (p *plan) open(cfg Config, root int) error {
 		r, err := pathfd.OpenIn(root, want.path)
 		if err != nil {
 			if want.required {
-				return &report.Refusal{Reason: report.BadRoot, Err: err}
+				return &report.Refusal{Reason: report.BadRoot, Err: msg.Err(want.flag, ": ", err)}
 			}
 			p.notes = append(p.notes, msg.Str("no rule for default root ", want.path, ": ", err))
 			continue
@@ -268,7 +268,7 @@ func (p *plan) open(cfg Config, root int) error {
 		p.roots = append(p.roots, r)
 		if want.required {
 			if err := userRootAllowed(r, want.path == cfg.Worktree); err != nil {
-				return &report.Refusal{Reason: report.BadRoot, Err: err}
+				return &report.Refusal{Reason: report.BadRoot, Err: msg.Err(want.flag, ": ", err)}
 			}
 		}
 		if !want.grant {
@@ -347,7 +347,7 @@ var kernelTrees = []string{"/proc", "/sys", "/dev"}
 // (say /dev/kvm), and a worktree that is not a directory.
 func userRootAllowed(r *pathfd.Root, worktree bool) error {
 	if worktree && r.Kind != pathfd.Dir {
-		return msg.Err(pathfd.ErrBadPath, ": --worktree ", r.Path, " is not a directory")
+		return msg.Err(pathfd.ErrBadPath, ": ", r.Path, " is not a directory")
 	}
 	for _, t := range kernelTrees {
 		if (r.Path == t || strings.HasPrefix(r.Path, t+"/")) && !(r.Kind == pathfd.CharDev && !worktree) {

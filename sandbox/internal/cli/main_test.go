@@ -431,6 +431,24 @@ func TestFailClosed(t *testing.T) {
 	}
 }
 
+// Refusals of the caller's input name the flag and say what to pass instead, on one line (exit 125, nothing runs).
+func TestRefusalsSayWhatToDo(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--worktree", "$W", "--report-fd", "99"}, "confine: --report-fd 99: bad file descriptor (open it in the caller, e.g. 99>FILE)\n"},
+		{[]string{"--worktree", "$W", "--allow", "/proc/sys"}, "confine: --allow: bad path: /proc/sys is in /proc, which holds kernel state, not files\n"},
+		{[]string{"--worktree", "wt"}, `confine: --worktree: bad path: wt is not absolute; pass an absolute path, e.g. "$(realpath wt)"` + "\n"},
+		{[]string{"--worktree", "/dev/null"}, "confine: --worktree: bad path: /dev/null is not a directory\n"},
+	} {
+		r := confineEnv(t, nil, "abi=7", append(c.args, "--", "/bin/sh", "-c", ": > $S")...)
+		require.Equal(t, launch.ExitRefused, r.status, "%v: %s", c.args, r.stderr)
+		require.False(t, r.sentinel, "%v: the command ran", c.args)
+		require.Equal(t, c.want, r.stderr, "%v", c.args)
+	}
+}
+
 func TestReportGolden(t *testing.T) {
 	cases := map[string]struct {
 		spec    string
