@@ -90,54 +90,90 @@ func findBwrap(f Facts) (string, error) {
 		BwrapEnv, " to its absolute path")
 }
 
-// checkBwrap refuses a bwrap that a confined command could have written, now or in an earlier run with other
-// roots: one that resolves (symlinks and all) to a file beneath a writable directory of rules or to a writable
-// file, or that is not owned by root with no write bit for group or others, in directories that are each owned
-// by root and writable by nobody else (or sticky, as /tmp is: only root can then replace what root put there).
-// findBwrap never looks in $PATH, where a "bwrap" planted in node_modules/.bin would be found; this check is for
-// CONFINE_BWRAP, and for a system directory gone wrong.
+// openBwrap opens the bwrap at path for execution, an O_PATH descriptor that the caller executes as
+// /proc/self/fd/N, so that what runs is what was checked (the attack review swapped a symlink between a check
+// of the path and its execution). It refuses a bwrap that a confined command could have written, now or in an
+// earlier run with other roots. It resolves path one name at a time, and the file and every
+// directory a name is looked up in (each symlink's too) must be owned by root, writable by no one else (a
+// directory may be sticky, as /tmp is: only root can then replace what root put there), and not beneath a
+// writable directory of rules. findBwrap never looks in $PATH, where a "bwrap" planted in node_modules/.bin
+// would be found; this check is for CONFINE_BWRAP, and for a system directory gone wrong.
 //
 // A user's setuid bwrap is refused too: it would run confine as the host's root, or without the user namespace
 // whose capability the bwrap child needs to seal the layer.
-func checkBwrap(path string, rules []landlock.Rule, user bool) error {
-	real := pathfd.Resolved(path)
-	if real == "" {
-		return msg.Err(path, " cannot be opened")
+func openBwrap(path string, rules []landlock.Rule, user bool) (int, error) {
+	// Resolve path as the kernel would, one name at a time, noting every directory a name is looked up in. Once
+	// each of those is checked to be root's alone (below), real names what was walked: no one else could have
+	// changed it since.
+	var st unix.Stat_t
+	names, real, dirs := strings.Split(path, "/"), "/", []string(nil)
+	for hops := 0; len(names) > 0; {
+		name := names[0]
+		names = names[1:]
+		switch name {
+		case "", ".":
+			continue
+		case "..":
+			real = filepath.Dir(real)
+			continue
+		}
+		dirs = append(dirs, real)
+		next := filepath.Join(real, name)
+		if err := unix.Lstat(next, &st); err != nil {
+			return -1, msg.Err(path, ": ", next, ": ", err)
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFLNK {
+			real = next
+			continue
+		}
+		target, err := os.Readlink(next)
+		if hops++; err != nil || hops > 40 {
+			return -1, msg.Err(path, ": ", next, ": ", unix.ELOOP)
+		}
+		if strings.HasPrefix(target, "/") {
+			real = "/"
+		}
+		names = append(strings.Split(target, "/"), names...)
 	}
 	// The refusals say what path resolved to only where a symlink was resolved, and what to do.
 	via := ""
 	if real != path {
 		via = " is " + real + ", which"
 	}
-	for _, r := range rules {
-		if real == r.Path || (r.Dir && strings.HasPrefix(real, r.Path+"/")) {
-			return msg.Err(path, via, " is beneath the writable ", r.Path, ": a confined command could have put it there; "+bwrapElse)
-		}
+	fd, err := unix.Open(real, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, msg.Err(path, via, " cannot be opened: ", err)
 	}
-	for p := real; ; p = filepath.Dir(p) {
-		var st unix.Stat_t
-		if err := unix.Lstat(p, &st); err != nil {
-			return msg.Err(path, ": ", p, ": ", err)
-		}
-		dir := st.Mode&unix.S_IFMT == unix.S_IFDIR
-		if p == real && user && st.Mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
-			return msg.Err(path, via, " is set-user-ID or set-group-ID: confine runs only an unprivileged bwrap for a user (one that makes user namespaces); "+bwrapElse)
-		}
-		if st.Uid != 0 || (st.Mode&0o022 != 0 && !(dir && st.Mode&unix.S_ISVTX != 0)) {
-			in := ""
-			if p != real {
-				in = " is in " + p + ", which"
-			}
-			why := msg.Str(" is not owned by root (uid ", int(st.Uid), ")")
-			if st.Uid == 0 {
-				why = msg.Str(" is writable by group or others (mode ", msg.Oct(st.Mode&0o7777), ")")
-			}
-			return msg.Err(path, via, in, why, ": a confined command could have put it there; chown root and chmod go-w ", p, ", or "+bwrapElse)
-		}
-		if p == "/" {
-			return nil
-		}
+	// The file, then each directory: beneath no writable root, owned by root, and writable by no one else (a
+	// directory may be sticky).
+	in, err := via, unix.Fstat(fd, &st)
+	if err == nil && user && st.Mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
+		err = msg.Err(path, via, " is set-user-ID or set-group-ID: confine runs only an unprivileged bwrap for a user (one that makes user namespaces); "+bwrapElse)
 	}
+	for i, p := 0, real; err == nil; i++ {
+		for _, r := range rules {
+			if err == nil && (p == r.Path || (r.Dir && strings.HasPrefix(p, r.Path+"/"))) {
+				err = msg.Err(path, in, " is beneath the writable ", r.Path, ": a confined command could have put it there; "+bwrapElse)
+			}
+		}
+		why := msg.Str(" is not owned by root (uid ", int(st.Uid), ")")
+		if st.Uid == 0 {
+			why = msg.Str(" is writable by group or others (mode ", msg.Oct(st.Mode&0o7777), ")")
+		}
+		if err == nil && (st.Uid != 0 || (st.Mode&0o022 != 0 && !(st.Mode&unix.S_IFMT == unix.S_IFDIR && st.Mode&unix.S_ISVTX != 0))) {
+			err = msg.Err(path, in, why, ": a confined command could have put it there; chown root and chmod go-w ", p, ", or "+bwrapElse)
+		}
+		if err != nil || i == len(dirs) {
+			break
+		}
+		p, in = dirs[i], via+" is in "+dirs[i]+", which"
+		err = unix.Lstat(p, &st)
+	}
+	if err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
 }
 
 // bwrapElse is the way out of every refusal of a bwrap found: another one.
@@ -225,7 +261,7 @@ type bwrapped struct {
 // Handoff. The signals that are forwarded are ignored by bwrap (a disposition it inherits): its outer process
 // would die of them and take the sandbox with it, while this process forwards them to the bwrap child, which
 // forwards them to the command. Errors wrap ErrLayerUnavailable (runBwrap refuses with backend-unavailable).
-func startBwrap(path string, p *plan, binds []*pathfd.Root, reportFD int) (*bwrapped, error) {
+func startBwrap(path string, fd int, p *plan, binds []*pathfd.Root, reportFD int) (*bwrapped, error) {
 	ns, err := os.Readlink("/proc/self/ns/mnt")
 	if err != nil {
 		return nil, report.Refuse(report.Internal, "reading our mount namespace: ", err.Error())
@@ -273,6 +309,8 @@ func startBwrap(path string, p *plan, binds []*pathfd.Root, reportFD int) (*bwra
 		args = append(args, bind, "/proc/self/fd/"+strconv.Itoa(bwrapRootFD+i), r.Path)
 	}
 	args = append(args, "--", "/proc/self/fd/"+strconv.Itoa(bwrapExeFD))
+	self := "/proc/self/fd/" + strconv.Itoa(len(files)) // bwrap itself, as openBwrap checked it
+	files = append(files, uintptr(fd))
 	unix.SetNonblock(sync[0], true)
 	unix.SetNonblock(errPipe[0], true)
 	c := &layered{sock: sock[0], sync: os.NewFile(uintptr(sync[0]), "sync"), root: -1, pidfdNum: -1, fwdPidfd: -1,
@@ -280,9 +318,10 @@ func startBwrap(path string, p *plan, binds []*pathfd.Root, reportFD int) (*bwra
 	b := &bwrapped{layered: c, stderr: newRelay(os.NewFile(uintptr(errPipe[0]), "bwrap stderr"))}
 	pidfd := -1
 	signal.Ignore(forwarded...) // for bwrap to inherit; a signal that comes before Notify is lost
-	c.pid, err = syscall.ForkExec(path, args, &syscall.ProcAttr{Env: append(bwrapEnv(p.env), layerEnv+"="+bwrapMark+ns),
+	c.pid, err = syscall.ForkExec(self, args, &syscall.ProcAttr{Env: append(bwrapEnv(p.env), layerEnv+"="+bwrapMark+ns),
 		Files: files, Sys: &syscall.SysProcAttr{Pdeathsig: unix.SIGKILL, PidFD: &pidfd}})
 	c.signals = catchSignals()
+	c.signals.wait() // at once: until then the forwarded signals are ignored, and lost
 	closeAll(sock[1], sync[1], errPipe[1])
 	if pidfd >= 0 {
 		unix.SetNonblock(pidfd, true)
@@ -531,7 +570,7 @@ func peerPID(sock int) (int, error) {
 // probeBwrap runs a trivial command under bwrap at path, with the layer every launch gets (no writable root),
 // and says whether a write outside failed as it must: the command (this binary, bwrapProbe) checks that / is
 // read-only and that creating a file in /tmp fails with EROFS. It does not trust bwrap --version.
-func probeBwrap(path string) error {
+func probeBwrap(path string, fd int) error {
 	exe, err := unix.Open("/proc/self/exe", unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return err
@@ -549,8 +588,8 @@ func probeBwrap(path string) error {
 	unix.SetNonblock(errPipe[0], true)
 	out := newRelay(os.NewFile(uintptr(errPipe[0]), "bwrap stderr"))
 	args := append(bwrapBase(false, false), "--", "/proc/self/fd/3")
-	pid, err := syscall.ForkExec(path, args, &syscall.ProcAttr{Env: append(bwrapEnv(os.Environ()), bwrapProbeEnv+"=1"),
-		Files: []uintptr{uintptr(null), uintptr(null), uintptr(errPipe[1]), uintptr(exe)},
+	pid, err := syscall.ForkExec("/proc/self/fd/4", args, &syscall.ProcAttr{Env: append(bwrapEnv(os.Environ()), bwrapProbeEnv+"=1"),
+		Files: []uintptr{uintptr(null), uintptr(null), uintptr(errPipe[1]), uintptr(exe), uintptr(fd)},
 		Sys:   &syscall.SysProcAttr{Pdeathsig: unix.SIGKILL}})
 	unix.Close(errPipe[1])
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/confine-dev/confine/sandbox/landlock"
 	"github.com/confine-dev/confine/sandbox/report"
@@ -86,7 +87,16 @@ func TestFindBwrapLooksOnlyWhereItIsTold(t *testing.T) {
 	}
 }
 
-// checkBwrap's refusals name what is wrong (owner or mode, and where), say "X is Y" only where a symlink was
+// checkBwrap is openBwrap's verdict.
+func checkBwrap(path string, rules []landlock.Rule, user bool) error {
+	fd, err := openBwrap(path, rules, user)
+	if err == nil {
+		unix.Close(fd)
+	}
+	return err
+}
+
+// openBwrap's refusals name what is wrong (owner or mode, and where), say "X is Y" only where a symlink was
 // resolved, and say the way out.
 func TestCheckBwrapRefusalsSayWhy(t *testing.T) {
 	dir := t.TempDir() // under /tmp: sticky, so not itself the refusal
@@ -117,4 +127,34 @@ func TestCheckBwrapRefusalsSayWhy(t *testing.T) {
 		require.NoError(t, os.Chmod(dir, 0o755))
 		require.NoError(t, checkBwrap(bwrap, nil, false), "root's own bwrap in root's own directories")
 	}
+}
+
+// The attack review ran its own program through a CONFINE_BWRAP symlink that a confined command swapped between
+// the check and the execution, and through a symlink in a group-writable directory: openBwrap checks the
+// directory of every symlink it follows, and the descriptor it returns is the file it checked.
+func TestOpenBwrapChecksEverySymlinksDirectory(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: a trusted bwrap is root's, in root's directories")
+	}
+	target, err := filepath.EvalSymlinks("/bin/true") // root's, in root's directories: what openBwrap trusts
+	require.NoError(t, err)
+	dir := t.TempDir()
+	link := filepath.Join(dir, "bwrap")
+	require.NoError(t, os.Symlink(target, link))
+
+	fd, err := openBwrap(link, nil, false)
+	require.NoError(t, err, "a symlink in root's own directory to root's file")
+	var got, want unix.Stat_t
+	require.NoError(t, unix.Fstat(fd, &got))
+	require.NoError(t, unix.Stat(target, &want))
+	require.Equal(t, [2]uint64{want.Dev, want.Ino}, [2]uint64{got.Dev, got.Ino}, "the descriptor is the file checked")
+	unix.Close(fd)
+
+	rules := []landlock.Rule{{Path: dir, Dir: true}}
+	require.EqualError(t, checkBwrap(link, rules, false), link+" is "+target+", which is in "+dir+
+		", which is beneath the writable "+dir+": a confined command could have put it there; name another with CONFINE_BWRAP",
+		"the symlink is in a writable root, where a confined command can point it elsewhere at any time")
+
+	require.NoError(t, os.Chmod(dir, 0o775))
+	require.ErrorContains(t, checkBwrap(link, nil, false), "which is in "+dir+", which is writable by group or others (mode 0775)")
 }

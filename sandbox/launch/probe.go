@@ -32,11 +32,13 @@ func Probe(f Facts, s System) report.Probe {
 		}
 		p.AutoBackend = "none"
 		path, err := findBwrap(f)
+		fd := -1
 		if err == nil {
-			err = checkBwrap(path, nil, f.EUID != 0)
+			fd, err = openBwrap(path, nil, f.EUID != 0)
 		}
 		if err == nil {
-			err = probeBwrap(path)
+			err = probeBwrap(path, fd)
+			unix.Close(fd)
 		}
 		if err != nil {
 			p.AutoReason = msg.Str("Landlock is ", string(st.State), " (", p.Errno, "), and bwrap cannot be used: ", err, ": confine refuses")
@@ -55,8 +57,11 @@ func Probe(f Facts, s System) report.Probe {
 		return p
 	}
 	p.AutoBackend = "landlock"
-	if path, err := findBwrap(f); err == nil && checkBwrap(path, nil, f.EUID != 0) == nil {
-		p.Bwrap = path // what --backend bwrap would run (not tried here: auto does not need it)
+	if path, err := findBwrap(f); err == nil {
+		if fd, err := openBwrap(path, nil, f.EUID != 0); err == nil {
+			unix.Close(fd)
+			p.Bwrap = path // what --backend bwrap would run (not tried here: auto does not need it)
+		}
 	}
 	p.AutoReason = msg.Str("Landlock ABI ", st.ABI, " is available")
 	p.Handled = landlock.HandledWrites(st.ABI).Names()

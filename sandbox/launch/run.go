@@ -182,7 +182,8 @@ func (p *plan) runBwrap(cfg Config, refuse func(error) error) error {
 	if err := p.open(cfg, pathfd.Here); err != nil {
 		return refuse(err)
 	}
-	if err := checkBwrap(p.bwrap, p.rules, p.euid != 0); err != nil {
+	fd, err := openBwrap(p.bwrap, p.rules, p.euid != 0) // open until this process ends (close-on-exec)
+	if err != nil {
 		return refuse(report.Refuse(report.BackendUnavailable, err.Error()))
 	}
 	p.pidNS = true
@@ -190,7 +191,7 @@ func (p *plan) runBwrap(cfg Config, refuse func(error) error) error {
 	if err != nil {
 		return refuse(err)
 	}
-	child, err := startBwrap(p.bwrap, p, p.bwrapBinds(), cfg.ReportFD)
+	child, err := startBwrap(p.bwrap, fd, p, p.bwrapBinds(), cfg.ReportFD)
 	if err == nil {
 		var status syscall.WaitStatus
 		if status, err = child.Run(p.handoff(prog, cfg.ReportFD)); err == nil {
