@@ -37,6 +37,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"github.com/confine-dev/confine/sandbox/pathfd"
 )
 
@@ -52,6 +53,9 @@ type Error struct {
 
 func (e *Error) Error() string { return e.File + ": " + e.Problem }
 
+// bad is an *Error. Not inlined: its 27 call sites cost more than a call (the launcher's size budget).
+//
+//go:noinline
 func bad(file, problem string) *Error { return &Error{File: file, Problem: problem} }
 
 // Grant is one git directory to make writable: FD is an O_PATH|O_CLOEXEC descriptor of Path, a
@@ -82,7 +86,7 @@ func (r *Result) Close() {
 // control character (a second line, NUL) is refused, and so is an unclean path (see checkPointer).
 func ParseGitFile(b []byte) (string, error) {
 	if len(b) > MaxPointer {
-		return "", errors.New("is " + strconv.Itoa(len(b)) + " bytes, more than " + strconv.Itoa(MaxPointer))
+		return "", errors.New("is " + msg.Itoa(len(b)) + " bytes, more than " + msg.Itoa(MaxPointer))
 	}
 	s, ok := strings.CutPrefix(string(b), "gitdir: ")
 	if !ok {
@@ -96,7 +100,7 @@ func ParseGitFile(b []byte) (string, error) {
 // Anything else that is not a clean path on one line is refused (see checkPointer).
 func ParseCommonDir(b []byte) (string, error) {
 	if len(b) > MaxPointer {
-		return "", errors.New("is " + strconv.Itoa(len(b)) + " bytes, more than " + strconv.Itoa(MaxPointer))
+		return "", errors.New("is " + msg.Itoa(len(b)) + " bytes, more than " + msg.Itoa(MaxPointer))
 	}
 	s := strings.TrimSuffix(string(b), "\n")
 	return s, checkPointer(s)
@@ -112,7 +116,7 @@ func checkPointer(s string) error {
 	}
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c == 0x7f {
-			return errors.New("has a control character at byte " + strconv.Itoa(i))
+			return errors.New("has a control character at byte " + msg.Itoa(i))
 		}
 	}
 	rest, abs := strings.CutPrefix(s, "/")
@@ -399,7 +403,7 @@ func readChild(dir *pathfd.Root, name string) ([]byte, error) {
 // refuses unless that is the same inode.
 func readAt(dir int, name, file string, st *unix.Stat_t) ([]byte, error) {
 	if st.Size > MaxPointer {
-		return nil, bad(file, "is "+strconv.FormatInt(st.Size, 10)+" bytes, more than "+strconv.Itoa(MaxPointer))
+		return nil, bad(file, "is "+strconv.FormatInt(st.Size, 10)+" bytes, more than "+msg.Itoa(MaxPointer))
 	}
 	r, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -429,7 +433,7 @@ func readAt(dir int, name, file string, st *unix.Stat_t) ([]byte, error) {
 		n += m
 	}
 	if n > MaxPointer {
-		return nil, bad(file, "is more than "+strconv.Itoa(MaxPointer)+" bytes")
+		return nil, bad(file, "is more than "+msg.Itoa(MaxPointer)+" bytes")
 	}
 	return buf[:n], nil
 }

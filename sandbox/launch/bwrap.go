@@ -306,10 +306,10 @@ func startBwrap(path string, fd int, p *plan, binds []*pathfd.Root, reportFD int
 		if r.Kind == pathfd.CharDev {
 			bind = "--dev-bind"
 		}
-		args = append(args, bind, "/proc/self/fd/"+strconv.Itoa(bwrapRootFD+i), r.Path)
+		args = append(args, bind, "/proc/self/fd/"+msg.Itoa(bwrapRootFD+i), r.Path)
 	}
-	args = append(args, "--", "/proc/self/fd/"+strconv.Itoa(bwrapExeFD))
-	self := "/proc/self/fd/" + strconv.Itoa(len(files)) // bwrap itself, as openBwrap checked it
+	args = append(args, "--", "/proc/self/fd/"+msg.Itoa(bwrapExeFD))
+	self := "/proc/self/fd/" + msg.Itoa(len(files)) // bwrap itself, as openBwrap checked it
 	files = append(files, uintptr(fd))
 	unix.SetNonblock(sync[0], true)
 	unix.SetNonblock(errPipe[0], true)

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 
@@ -298,7 +297,7 @@ func startLayered(reportFD int, pidNS bool) (LayeredChild, error) {
 		}
 		return nil, msg.Err(ErrLayerUnavailable, ": starting the layered child: ", err.Error(), why)
 	}
-	c.root, err = unix.Open("/proc/"+strconv.Itoa(c.pid)+"/root", unix.O_PATH|unix.O_CLOEXEC|unix.O_DIRECTORY, 0)
+	c.root, err = unix.Open("/proc/"+msg.Itoa(c.pid)+"/root", unix.O_PATH|unix.O_CLOEXEC|unix.O_DIRECTORY, 0)
 	if err != nil {
 		c.Abort()
 		return nil, msg.Err(ErrLayerUnavailable, ": opening the layered child's root: ", err.Error())
@@ -633,9 +632,9 @@ func waitText(ws syscall.WaitStatus) string {
 	case ws.Signaled():
 		return "killed by " + signalName(ws.Signal())
 	case ws.Exited():
-		return "exit status " + strconv.Itoa(ws.ExitStatus())
+		return "exit status " + msg.Itoa(ws.ExitStatus())
 	}
-	return "status " + strconv.Itoa(int(ws))
+	return "status " + msg.Itoa(int(ws))
 }
 
 // runChild is RunChild's work; bwrap says the child was started by bwrap (bwrap.go), which built the layer.
@@ -650,7 +649,7 @@ func signalName(sig syscall.Signal) string {
 	if int(sig) < len(names) && names[sig] != "" {
 		return names[sig]
 	}
-	return "signal " + strconv.Itoa(int(sig))
+	return "signal " + msg.Itoa(int(sig))
 }
 
 func runChild(s System, bwrap bool) error {
@@ -719,7 +718,7 @@ func checkLayerChild() (bwrap bool, err error) {
 	os.Unsetenv(layerEnv) // the command never sees it
 	parentNS, bwrap = strings.CutPrefix(parentNS, bwrapMark)
 	own, _ := os.Readlink("/proc/self/ns/mnt")
-	ppidNS, _ := os.Readlink("/proc/" + strconv.Itoa(os.Getppid()) + "/ns/mnt")
+	ppidNS, _ := os.Readlink("/proc/" + msg.Itoa(os.Getppid()) + "/ns/mnt")
 	// As root the parent's namespace is readable and must be the one named: a forged variable in the host's
 	// namespace must never lead to remounting it read-only. A non-root child sits in a new user namespace and
 	// cannot read its parent's; a non-root process that forged the variable could not mount anything anyway.

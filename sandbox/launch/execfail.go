@@ -3,7 +3,6 @@ package launch
 import (
 	"encoding/binary"
 	"errors"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -271,5 +270,5 @@ func execErrnoName(e unix.Errno) string {
 			return n.name
 		}
 	}
-	return "errno " + strconv.Itoa(int(e))
+	return "errno " + msg.Itoa(int(e))
 }

@@ -69,7 +69,7 @@ func Run(cfg Config, f Facts, s System) error {
 	rep := report.New(string(cfg.Mode))
 	if cfg.ReportFD >= 0 {
 		if _, err := unix.FcntlInt(uintptr(cfg.ReportFD), unix.F_GETFD, 0); err != nil {
-			fd := strconv.Itoa(cfg.ReportFD)
+			fd := msg.Itoa(cfg.ReportFD)
 			return report.Refuse(report.BadReportFD, "--report-fd ", fd, ": ", err.Error(), " (open it in the caller, e.g. ", fd, ">FILE)")
 		}
 	}

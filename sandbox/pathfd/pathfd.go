@@ -7,7 +7,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -135,7 +134,7 @@ func rootName(root int) string {
 	if root == Here {
 		return ""
 	}
-	name, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(root))
+	name, err := os.Readlink("/proc/self/fd/" + msg.Itoa(root))
 	if err != nil || name == "/" {
 		return ""
 	}
@@ -164,7 +163,7 @@ func validate(root int, path, want string, fd int) (*Root, error) {
 	}
 	// Where /proc is mounted, the kernel's name for the descriptor must be the path we asked for: it was
 	// opened without following links, so anything else means the tree moved under us.
-	if got, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd)); err == nil && got != want {
+	if got, err := os.Readlink("/proc/self/fd/" + msg.Itoa(fd)); err == nil && got != want {
 		return nil, msg.Err(ErrBadPath, ": ", path, " was opened as ", got, " (did it move?)")
 	}
 	return &Root{Path: path, FD: fd, Kind: kind}, nil
@@ -202,7 +201,7 @@ func Resolved(path string) string {
 		return ""
 	}
 	defer unix.Close(fd)
-	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	real, err := os.Readlink("/proc/self/fd/" + msg.Itoa(fd))
 	if err != nil || !strings.HasPrefix(real, "/") {
 		return ""
 	}

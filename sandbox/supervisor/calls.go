@@ -1,11 +1,12 @@
 package supervisor
 
 import (
-	"strconv"
 	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/confine-dev/confine/sandbox/internal/msg"
 )
 
 // decode reads one notification's arguments (the system call's signature is in include/linux/syscalls.h) and
@@ -100,7 +101,7 @@ type changeFunc func(fd int, symlink bool) unix.Errno
 
 // self is our own /proc path of fd: it follows to exactly fd's file, for the calls that take no O_PATH
 // descriptor.
-func self(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
+func self(fd int) string { return "/proc/self/fd/" + msg.Itoa(fd) }
 
 // chmod sets the mode's permission bits. Set-ID bits never get here (the filter denies them); they are denied
 // again, in case a filter without that check is ever paired with a supervisor.

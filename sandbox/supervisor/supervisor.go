@@ -23,11 +23,12 @@ package supervisor
 import (
 	"errors"
 	"runtime"
-	"strconv"
 	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/confine-dev/confine/sandbox/internal/msg"
 )
 
 // notif is struct seccomp_notif and resp struct seccomp_notif_resp (include/uapi/linux/seccomp.h, 5.0); their
@@ -142,13 +143,13 @@ func (s *Supervisor) handle(n *notif) unix.Errno {
 	var err error
 	switch {
 	case c.byFD:
-		base, err = unix.Open(procPath(pid, "fd/"+strconv.Itoa(c.dirfd)), unix.O_PATH|unix.O_CLOEXEC, 0)
+		base, err = unix.Open(procPath(pid, "fd/"+msg.Itoa(c.dirfd)), unix.O_PATH|unix.O_CLOEXEC, 0)
 	case strings.HasPrefix(c.path, "/"):
 		base, err = unix.Open("/", unix.O_PATH|unix.O_CLOEXEC|unix.O_DIRECTORY, 0)
 	case c.dirfd == unix.AT_FDCWD:
 		base, err = unix.Open(procPath(pid, "cwd"), unix.O_PATH|unix.O_CLOEXEC|unix.O_DIRECTORY, 0)
 	default:
-		base, err = unix.Open(procPath(pid, "fd/"+strconv.Itoa(c.dirfd)), unix.O_PATH|unix.O_CLOEXEC, 0)
+		base, err = unix.Open(procPath(pid, "fd/"+msg.Itoa(c.dirfd)), unix.O_PATH|unix.O_CLOEXEC, 0)
 	}
 	if err != nil {
 		return errnoOf(err, unix.EBADF)
@@ -239,7 +240,7 @@ func (s *Supervisor) isRootFile(st *unix.Stat_t) bool {
 }
 
 // procPath is /proc/PID/rest.
-func procPath(pid int, rest string) string { return "/proc/" + strconv.Itoa(pid) + "/" + rest }
+func procPath(pid int, rest string) string { return "/proc/" + msg.Itoa(pid) + "/" + rest }
 
 // ownProc rewrites a path that names the caller's own /proc directory through a reader-relative link
 // (/proc/self, /proc/thread-self, and the /dev/fd, /dev/stdin, /dev/stdout and /dev/stderr links into it), as
@@ -247,7 +248,7 @@ func procPath(pid int, rest string) string { return "/proc/" + strconv.Itoa(pid)
 // name its own. A deeper link to them still resolves to the supervisor's, whose roots are beneath themselves
 // and whose other files are outside: that fails closed.
 func ownProc(pid int, path string) string {
-	own := "/proc/" + strconv.Itoa(pid)
+	own := "/proc/" + msg.Itoa(pid)
 	for _, l := range []struct{ from, to string }{
 		{"/proc/self", own}, {"/proc/thread-self", own}, {"/dev/fd", own + "/fd"},
 		{"/dev/stdin", own + "/fd/0"}, {"/dev/stdout", own + "/fd/1"}, {"/dev/stderr", own + "/fd/2"},
@@ -288,7 +289,7 @@ func (s *Supervisor) beneath(fd int, st *unix.Stat_t) bool {
 	if s.isRootFile(st) {
 		return true
 	}
-	name, err := readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	name, err := readlink("/proc/self/fd/" + msg.Itoa(fd))
 	if err != nil || !strings.HasPrefix(name, "/") || strings.HasSuffix(name, " (deleted)") {
 		return false
 	}

@@ -50,6 +50,9 @@ const (
 	Help
 )
 
+// usageErr is a usage refusal. Not inlined: its 26 call sites cost more than a call (the size budget).
+//
+//go:noinline
 func usageErr(parts ...any) error { return report.Refuse(report.Usage, parts...) }
 
 // Parse parses args (without the program name). On error the returned Config still carries a valid
@@ -275,7 +278,7 @@ func readConfigFile(path string) ([]byte, string, error) {
 	case st.Nlink > 1:
 		return nil, "", errors.New("has other hard links, one of which could be beneath a writable root: use a file of its own")
 	}
-	real, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	real, err := os.Readlink("/proc/self/fd/" + msg.Itoa(fd))
 	if err != nil || !strings.HasPrefix(real, "/") {
 		return nil, "", errors.New("its path cannot be known (is /proc mounted?)")
 	}
@@ -354,7 +357,7 @@ func set(cfg *launch.Config, name, value string) error {
 		}
 	case "report-fd":
 		fd, err := strconv.Atoi(value)
-		if err != nil || fd < 3 || fd > 1<<20 || strconv.Itoa(fd) != value {
+		if err != nil || fd < 3 || fd > 1<<20 || msg.Itoa(fd) != value {
 			return report.Refuse(report.BadReportFD, "--report-fd must be a descriptor number >= 3, got ", msg.Quoted(value))
 		}
 		cfg.ReportFD = fd
@@ -510,7 +513,7 @@ func printProbe(w io.Writer, p report.Probe) {
 	if p.Bwrap != "" {
 		b = line(b, "bwrap:    ", p.Bwrap)
 	}
-	b = line(b, "wsl:      ", strconv.Itoa(p.WSL))
+	b = line(b, "wsl:      ", msg.Itoa(p.WSL))
 	if p.MetadataWhy != "" {
 		b = line(b, "metadata: ", p.Metadata, " (", p.MetadataWhy, ")")
 	} else if p.Metadata != "" {

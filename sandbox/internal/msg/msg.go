@@ -84,3 +84,9 @@ func appendParts(b []byte, parts []any) []byte {
 	}
 	return b
 }
+
+// Itoa is strconv.Itoa, not inlined: the launcher formats numbers in about 70 places, and strconv.Itoa's
+// inlined fast path cost about 3 KB there (issue 8's size budget).
+//
+//go:noinline
+func Itoa(i int) string { return strconv.Itoa(i) }
