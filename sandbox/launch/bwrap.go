@@ -167,7 +167,9 @@ func openBwrap(path string, rules []landlock.Rule, user bool) (int, error) {
 			break
 		}
 		p, in = dirs[i], via+" is in "+dirs[i]+", which"
-		err = unix.Lstat(p, &st)
+		if err = unix.Lstat(p, &st); err != nil {
+			err = msg.Err(path, ": ", p, ": ", err)
+		}
 	}
 	if err != nil {
 		unix.Close(fd)
