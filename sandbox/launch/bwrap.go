@@ -92,11 +92,12 @@ func findBwrap(f Facts) (string, error) {
 
 // openBwrap opens the bwrap at path for execution, an O_PATH descriptor that the caller executes as
 // /proc/self/fd/N, so that what runs is what was checked (the attack review swapped a symlink between a check
-// of the path and its execution). It refuses a bwrap that a confined command could have written, now or in an
-// earlier run with other roots. It resolves path one name at a time, and the file and every
-// directory a name is looked up in (each symlink's too) must be owned by root, writable by no one else (a
-// directory may be sticky, as /tmp is: only root can then replace what root put there), and not beneath a
-// writable directory of rules. findBwrap never looks in $PATH, where a "bwrap" planted in node_modules/.bin
+// of the path and its execution). It refuses a bwrap that a confined command of this launch could write, or
+// one of any launch as a user: it resolves path one name at a time, and the file and every directory a name is
+// looked up in (each symlink's too) must be owned by root, writable by no one else (a directory may be sticky,
+// as /tmp is: only root can then replace what root put there), and not beneath a writable root of rules, by
+// path or by identity. What it cannot tell: as root, a bwrap that another root launch's command wrote in that
+// launch's worktree is root's file in root's directories, as the system's is (sandbox/README.md says so). findBwrap never looks in $PATH, where a "bwrap" planted in node_modules/.bin
 // would be found; this check is for CONFINE_BWRAP, and for a system directory gone wrong.
 //
 // A user's setuid bwrap is refused too: it would run confine as the host's root, or without the user namespace
@@ -145,14 +146,21 @@ func openBwrap(path string, rules []landlock.Rule, user bool) (int, error) {
 		return -1, msg.Err(path, via, " cannot be opened: ", err)
 	}
 	// The file, then each directory: beneath no writable root, owned by root, and writable by no one else (a
-	// directory may be sticky).
+	// directory may be sticky). A writable root is known by its path and by its identity (device and inode of
+	// its descriptor), so that another path to it (a bind mount) is beneath it too.
+	ids := make([][2]uint64, len(rules))
+	for i, r := range rules {
+		if r.FD >= 0 && unix.Fstat(r.FD, &st) == nil {
+			ids[i] = [2]uint64{st.Dev, st.Ino}
+		}
+	}
 	in, err := via, unix.Fstat(fd, &st)
 	if err == nil && user && st.Mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
 		err = msg.Err(path, via, " is set-user-ID or set-group-ID: confine runs only an unprivileged bwrap for a user (one that makes user namespaces); "+bwrapElse)
 	}
 	for i, p := 0, real; err == nil; i++ {
-		for _, r := range rules {
-			if err == nil && (p == r.Path || (r.Dir && strings.HasPrefix(p, r.Path+"/"))) {
+		for j, r := range rules {
+			if err == nil && (p == r.Path || (r.Dir && strings.HasPrefix(p, r.Path+"/")) || ids[j] == [2]uint64{st.Dev, st.Ino}) {
 				err = msg.Err(path, in, " is beneath the writable ", r.Path, ": a confined command could have put it there; "+bwrapElse)
 			}
 		}
@@ -319,11 +327,25 @@ func startBwrap(path string, fd int, p *plan, binds []*pathfd.Root, reportFD int
 		reportFD: reportFD, peer: true}
 	b := &bwrapped{layered: c, stderr: newRelay(os.NewFile(uintptr(errPipe[0]), "bwrap stderr"))}
 	pidfd := -1
-	signal.Ignore(forwarded...) // for bwrap to inherit; a signal that comes before Notify is lost
+	// bwrap's outer process must not die of a signal meant for the command (its child would die with it,
+	// --die-with-parent), while this process forwards it. Without --tty, bwrap gets a process group of its own,
+	// where no signal for ours reaches it, and the signals are caught before it starts: none is lost (the second
+	// attack review lost 4 to 13 in 50 signalled starts when they were ignored while bwrap started). With --tty
+	// it must stay in the terminal's foreground group: it inherits the signals ignored, and one that comes
+	// before they are caught again is lost.
+	sys := &syscall.SysProcAttr{Pdeathsig: unix.SIGKILL, PidFD: &pidfd, Setpgid: !p.tty}
+	if p.tty {
+		signal.Ignore(forwarded...)
+	} else {
+		c.signals = catchSignals()
+		c.signals.wait()
+	}
 	c.pid, err = syscall.ForkExec(self, args, &syscall.ProcAttr{Env: append(bwrapEnv(p.env), layerEnv+"="+bwrapMark+ns),
-		Files: files, Sys: &syscall.SysProcAttr{Pdeathsig: unix.SIGKILL, PidFD: &pidfd}})
-	c.signals = catchSignals()
-	c.signals.wait() // at once: until then the forwarded signals are ignored, and lost
+		Files: files, Sys: sys})
+	if p.tty {
+		c.signals = catchSignals()
+		c.signals.wait()
+	}
 	closeAll(sock[1], sync[1], errPipe[1])
 	if pidfd >= 0 {
 		unix.SetNonblock(pidfd, true)

@@ -158,3 +158,28 @@ func TestOpenBwrapChecksEverySymlinksDirectory(t *testing.T) {
 	require.NoError(t, os.Chmod(dir, 0o775))
 	require.ErrorContains(t, checkBwrap(link, nil, false), "which is in "+dir+", which is writable by group or others (mode 0775)")
 }
+
+// A writable root is known by its identity too: the second attack review ran, as root, a bwrap inside the
+// launch's own worktree through a bind mount of it, which no path comparison sees. A hard link is another
+// path to a writable file root, made without mounting anything.
+func TestOpenBwrapKnowsAWritableRootByItsIdentity(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: a trusted bwrap is root's, in root's directories")
+	}
+	dir := t.TempDir()
+	for _, d := range []string{"a", "b"} {
+		require.NoError(t, os.Mkdir(filepath.Join(dir, d), 0o755))
+	}
+	file, link := filepath.Join(dir, "a", "bwrap"), filepath.Join(dir, "b", "bwrap")
+	require.NoError(t, os.WriteFile(file, []byte("#!/bin/sh\n"), 0o755))
+	require.NoError(t, os.Link(file, link))
+	fd, err := unix.Open(file, unix.O_PATH|unix.O_CLOEXEC, 0)
+	require.NoError(t, err)
+	defer unix.Close(fd)
+	require.NoError(t, checkBwrap(link, nil, false), "root's file in root's directories")
+	require.EqualError(t, checkBwrap(link, []landlock.Rule{{Path: file, FD: fd}}, false), link+" is beneath the writable "+file+
+		": a confined command could have put it there; name another with CONFINE_BWRAP", "the same file, writable, by another path")
+
+	// probe has no worktree: it holds bwrap to the roots every launch can write, /tmp among them.
+	require.ErrorContains(t, checkBwrap(link, alwaysWritable(), false), " is beneath the writable /tmp: ")
+}

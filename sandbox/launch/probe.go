@@ -34,7 +34,7 @@ func Probe(f Facts, s System) report.Probe {
 		path, err := findBwrap(f)
 		fd := -1
 		if err == nil {
-			fd, err = openBwrap(path, nil, f.EUID != 0)
+			fd, err = openBwrap(path, alwaysWritable(), f.EUID != 0)
 		}
 		if err == nil {
 			err = probeBwrap(path, fd)
@@ -58,7 +58,7 @@ func Probe(f Facts, s System) report.Probe {
 	}
 	p.AutoBackend = "landlock"
 	if path, err := findBwrap(f); err == nil {
-		if fd, err := openBwrap(path, nil, f.EUID != 0); err == nil {
+		if fd, err := openBwrap(path, alwaysWritable(), f.EUID != 0); err == nil {
 			unix.Close(fd)
 			p.Bwrap = path // what --backend bwrap would run (not tried here: auto does not need it)
 		}
@@ -98,4 +98,15 @@ func errnoName(e unix.Errno) string {
 		return "EOPNOTSUPP"
 	}
 	return ""
+}
+
+// alwaysWritable are the writable roots of every launch (defaultRoots), by path: a bwrap beneath one could have
+// been written by any earlier confined command, so probe, which has no worktree, holds bwrap to these (the
+// second attack review had probe run, as root, a bwrap a confined command had put in /tmp).
+func alwaysWritable() []landlock.Rule {
+	var rules []landlock.Rule
+	for _, d := range defaultRoots {
+		rules = append(rules, landlock.Rule{Path: d, FD: -1, Dir: d != "/dev/null"})
+	}
+	return rules
 }

@@ -1034,7 +1034,11 @@ func TestProbeTriesBwrapWithoutLandlock(t *testing.T) {
 	require.Contains(t, p["auto_reason"], "bwrap is not installed")
 	require.Nil(t, p["bwrap"])
 
-	fake := t.TempDir()
+	// Outside /tmp: probe holds bwrap to the roots every launch can write, and refuses one beneath /tmp.
+	fake, err := os.MkdirTemp("/var/tmp", "confine-probe-bwrap-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(fake) })
+	require.NoError(t, os.Chmod(fake, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(fake, "bwrap"), []byte("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n"), 0o755))
 	p = probe([]string{"CONFINE_BWRAP=" + filepath.Join(fake, "bwrap")})
 	require.Equal(t, "none", p["auto_backend"])
