@@ -522,7 +522,8 @@ func receive() (*Handoff, []int, error) {
 }
 
 // forwarded are the signals the parent passes on to the child. Job-control stops are left to the terminal,
-// which sends them to the whole foreground process group, child included.
+// which sends them to the whole foreground process group: the child's too, except under bwrap without --tty,
+// whose command runs in a session of its own (--new-session), so that Ctrl-Z stops confine and not the command.
 var forwarded = []os.Signal{unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2,
 	unix.SIGWINCH, unix.SIGALRM, unix.SIGCONT}
 

@@ -100,13 +100,18 @@ func errnoName(e unix.Errno) string {
 	return ""
 }
 
-// alwaysWritable are the writable roots of every launch (defaultRoots), by path: a bwrap beneath one could have
-// been written by any earlier confined command, so probe, which has no worktree, holds bwrap to these (the
-// second attack review had probe run, as root, a bwrap a confined command had put in /tmp).
+// alwaysWritable are the writable roots of every launch (defaultRoots), by path and by identity (an O_PATH
+// descriptor each, left open: probe's process ends soon): a bwrap beneath one could have been written by any
+// earlier confined command, so probe, which has no worktree, holds bwrap to these (the second attack review had
+// probe run, as root, a bwrap a confined command had put in /tmp; the third, one in a bind mount of /tmp).
 func alwaysWritable() []landlock.Rule {
 	var rules []landlock.Rule
 	for _, d := range defaultRoots {
-		rules = append(rules, landlock.Rule{Path: d, FD: -1, Dir: d != "/dev/null"})
+		fd, err := unix.Open(d, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			fd = -1
+		}
+		rules = append(rules, landlock.Rule{Path: d, FD: fd, Dir: d != "/dev/null"})
 	}
 	return rules
 }

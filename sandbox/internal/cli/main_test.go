@@ -1145,3 +1145,33 @@ func TestConfigThroughLinksIsRefused(t *testing.T) {
 		require.Contains(t, err.Error(), want, path)
 	}
 }
+
+// probe holds bwrap to the roots every launch can write by their identity too: the third attack review had it
+// run, as root, a bwrap a confined command left in /tmp, through a bind mount of /tmp elsewhere.
+func TestProbeRefusesABwrapInABindMountOfTmp(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: a bind mount, and a trusted bwrap is root's")
+	}
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("needs unshare(1) for a private mount namespace")
+	}
+	alias, err := os.MkdirTemp("/var/tmp", "confine-tmp-alias-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(alias) })
+	require.NoError(t, os.Chmod(alias, 0o755))
+	planted, err := os.CreateTemp("/tmp", "bwrap-")
+	require.NoError(t, err)
+	planted.Close()
+	t.Cleanup(func() { os.Remove(planted.Name()) })
+	require.NoError(t, os.Chmod(planted.Name(), 0o755))
+	bwrap := filepath.Join(alias, filepath.Base(planted.Name()))
+	cmd := exec.Command("unshare", "-m", "--propagation", "private", "sh", "-c",
+		`mount --bind /tmp "$0" && exec "$1" probe --json`, alias, os.Args[0])
+	cmd.Env = append(os.Environ(), fakeEnv+"=abi=ENOSYS", "CONFINE_BWRAP="+bwrap)
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	var p map[string]any
+	require.NoError(t, json.Unmarshal(out, &p), "%s", out)
+	require.Equal(t, "none", p["auto_backend"])
+	require.Contains(t, p["auto_reason"], " is beneath the writable /tmp: ")
+}
