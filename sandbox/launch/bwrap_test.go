@@ -181,5 +181,6 @@ func TestOpenBwrapKnowsAWritableRootByItsIdentity(t *testing.T) {
 		": a confined command could have put it there; name another with CONFINE_BWRAP", "the same file, writable, by another path")
 
 	// probe has no worktree: it holds bwrap to the roots every launch can write, /tmp among them.
-	require.ErrorContains(t, checkBwrap(link, alwaysWritable(), false), " is beneath the writable /tmp: ")
+	_, _, err = trustedBwrap(Facts{Bwrap: link, BwrapSet: true})
+	require.ErrorContains(t, err, " is beneath the writable /tmp: ")
 }

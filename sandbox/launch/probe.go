@@ -31,11 +31,7 @@ func Probe(f Facts, s System) report.Probe {
 			p.Errno = name
 		}
 		p.AutoBackend = "none"
-		path, err := findBwrap(f)
-		fd := -1
-		if err == nil {
-			fd, err = openBwrap(path, alwaysWritable(), f.EUID != 0)
-		}
+		path, fd, err := trustedBwrap(f)
 		if err == nil {
 			err = probeBwrap(path, fd)
 			unix.Close(fd)
@@ -57,11 +53,9 @@ func Probe(f Facts, s System) report.Probe {
 		return p
 	}
 	p.AutoBackend = "landlock"
-	if path, err := findBwrap(f); err == nil {
-		if fd, err := openBwrap(path, alwaysWritable(), f.EUID != 0); err == nil {
-			unix.Close(fd)
-			p.Bwrap = path // what --backend bwrap would run (not tried here: auto does not need it)
-		}
+	if path, fd, err := trustedBwrap(f); err == nil {
+		unix.Close(fd)
+		p.Bwrap = path // what --backend bwrap would run (not tried here: auto does not need it)
 	}
 	p.AutoReason = msg.Str("Landlock ABI ", st.ABI, " is available")
 	p.Handled = landlock.HandledWrites(st.ABI).Names()
@@ -100,18 +94,22 @@ func errnoName(e unix.Errno) string {
 	return ""
 }
 
-// alwaysWritable are the writable roots of every launch (defaultRoots), by path and by identity (an O_PATH
-// descriptor each, left open: probe's process ends soon): a bwrap beneath one could have been written by any
-// earlier confined command, so probe, which has no worktree, holds bwrap to these (the second attack review had
-// probe run, as root, a bwrap a confined command had put in /tmp; the third, one in a bind mount of /tmp).
-func alwaysWritable() []landlock.Rule {
+// trustedBwrap is the bwrap --backend bwrap would run here, found (findBwrap) and opened (openBwrap) against
+// the writable roots of every launch (defaultRoots), by path and by identity: a bwrap beneath one could have been
+// written by any earlier confined command, and probe has no worktree to hold it to (the second attack review
+// had probe run, as root, a bwrap a confined command had put in /tmp; the third, one in a bind mount of /tmp).
+func trustedBwrap(f Facts) (path string, fd int, err error) {
+	if path, err = findBwrap(f); err != nil {
+		return "", -1, err
+	}
 	var rules []landlock.Rule
 	for _, d := range defaultRoots {
-		fd, err := unix.Open(d, unix.O_PATH|unix.O_CLOEXEC, 0)
-		if err != nil {
-			fd = -1
-		}
-		rules = append(rules, landlock.Rule{Path: d, FD: fd, Dir: d != "/dev/null"})
+		r, _ := unix.Open(d, unix.O_PATH|unix.O_CLOEXEC, 0) // -1 where missing: then by path only
+		rules = append(rules, landlock.Rule{Path: d, FD: r, Dir: d != "/dev/null"})
 	}
-	return rules
+	fd, err = openBwrap(path, rules, f.EUID != 0)
+	for _, r := range rules {
+		unix.Close(r.FD)
+	}
+	return path, fd, err
 }
