@@ -281,7 +281,7 @@ func startLayered(reportFD int, pidNS bool) (LayeredChild, error) {
 	attr, pidfd := layerAttr(pidNS), -1
 	attr.PidFD = &pidfd
 	c.pid, err = syscall.ForkExec("/proc/self/exe", []string{os.Args[0]}, &syscall.ProcAttr{
-		Env: append(os.Environ(), layerEnv+"="+ns), Files: files, Sys: attr})
+		Env: childEnv(layerEnv + "=" + ns), Files: files, Sys: attr})
 	unix.Close(sock[1])
 	unix.Close(sync[1])
 	if pidfd >= 0 {
@@ -303,6 +303,13 @@ func startLayered(reportFD int, pidNS bool) (LayeredChild, error) {
 		return nil, msg.Err(ErrLayerUnavailable, ": opening the layered child's root: ", err.Error())
 	}
 	return c, nil
+}
+
+// childEnv is a layered child's environment: ours, with mark and GOMAXPROCS=1, which the runtime reads as it
+// starts, so that main makes no runtime.GOMAXPROCS call (a stop-the-world). The command's own environment
+// travels in the Handoff.
+func childEnv(mark string) []string {
+	return append(os.Environ(), mark, "GOMAXPROCS=1")
 }
 
 func (c *layered) Root() int { return c.root }

@@ -435,10 +435,14 @@ func readFile(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer unix.Close(fd)
-	var out []byte
-	buf := make([]byte, 4096)
+	// Read straight into out: a buffer on the stack would be 4 KiB of frame, which makes the launcher's
+	// goroutine stack grow (and be copied) once more.
+	out := make([]byte, 0, 4096)
 	for {
-		n, err := unix.Read(fd, buf)
+		if len(out) == cap(out) {
+			out = append(out, 0)[:len(out)]
+		}
+		n, err := unix.Read(fd, out[len(out):cap(out)])
 		if err == unix.EINTR {
 			continue
 		}
@@ -448,6 +452,6 @@ func readFile(path string) ([]byte, error) {
 		if n <= 0 {
 			return out, nil
 		}
-		out = append(out, buf[:n]...)
+		out = out[:len(out)+n]
 	}
 }
