@@ -223,46 +223,38 @@ func (s *Supervisor) onFD(base int, opath bool, c call) unix.Errno {
 // kernel answers.
 func (s *Supervisor) commandFD(tid, fd int, needOPath bool) (int, bool, error) {
 	if s.getfd {
-		got, err := s.getFD(tid, fd)
-		switch err {
-		case nil:
-			if !needOPath {
-				return got, false, nil
+		pidfd, err := unix.PidfdOpen(tid, s.pidfdFlags)
+		if err == unix.EINVAL && s.pidfdFlags != 0 { // before 6.9: a thread-group leader only, tid itself
+			s.pidfdFlags = 0
+			pidfd, err = unix.PidfdOpen(tid, 0)
+		}
+		if err == nil {
+			// The duplicate is only checked, changed through and closed: while the command holds its own,
+			// that close is not the last, but it is a close (f_op->flush: FUSE_FLUSH to a FUSE server, an NFS
+			// write-back), as a second descriptor's is.
+			var got int
+			got, err = unix.PidfdGetfd(pidfd, fd, 0)
+			unix.Close(pidfd)
+			if err == nil {
+				fl := 0
+				if needOPath {
+					if fl, err = unix.FcntlInt(uintptr(got), unix.F_GETFL, 0); err != nil {
+						unix.Close(got)
+						return -1, false, err
+					}
+				}
+				return got, fl&unix.O_PATH != 0, nil
 			}
-			fl, err := unix.FcntlInt(uintptr(got), unix.F_GETFL, 0)
-			if err != nil {
-				unix.Close(got)
-				return -1, false, err
-			}
-			return got, fl&unix.O_PATH != 0, nil
-		case unix.EBADF:
-			return -1, false, err
-		case unix.ENOSYS: // before 5.6 (pidfd_open, 5.3): never again
+		}
+		if err == unix.ENOSYS { // before 5.6 (pidfd_getfd; pidfd_open is 5.3): never again
 			s.getfd = false
 		}
 	}
 	got, err := unix.Open(procPath(tid, "fd/"+msg.Itoa(fd)), unix.O_PATH|unix.O_CLOEXEC, 0)
-	if err == unix.ENOENT {
+	if err == unix.ENOENT { // not open (EBADF from pidfd_getfd comes here too)
 		return -1, false, unix.EBADF
 	}
 	return got, false, err
-}
-
-// getFD is pidfd_getfd of tid's descriptor fd, through a pidfd of tid opened for it. The duplicate is only
-// checked, changed through and closed: while the command holds its own, that close is not the last, but
-// it is a close (f_op->flush: FUSE_FLUSH to a FUSE server, an NFS write-back), as a second descriptor's is.
-func (s *Supervisor) getFD(tid, fd int) (int, error) {
-	pidfd, err := unix.PidfdOpen(tid, s.pidfdFlags)
-	if err == unix.EINVAL && s.pidfdFlags != 0 { // before 6.9: a thread-group leader only, tid itself
-		s.pidfdFlags = 0
-		pidfd, err = unix.PidfdOpen(tid, 0)
-	}
-	if err != nil {
-		return -1, err
-	}
-	got, err := unix.PidfdGetfd(pidfd, fd, 0)
-	unix.Close(pidfd)
-	return got, err
 }
 
 // locate opens path relative to base as O_PATH (see resolve) and says whether it lies beneath a root. The
