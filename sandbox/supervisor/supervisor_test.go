@@ -10,8 +10,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
-
-	"github.com/confine-dev/confine/sandbox/internal/msg"
 )
 
 func TestOwnProcRewritesOnlyTheCallersOwnLinks(t *testing.T) {
@@ -227,13 +225,13 @@ func TestBeneathKeepsAFileByNameAndIdentityOnly(t *testing.T) {
 func TestBeneathKeepsAtMostMaxNamesFiles(t *testing.T) {
 	tr, s := newTree(t)
 	for i := 0; i < maxNames+3; i++ {
-		p := tr.root + "/a/n" + msg.Itoa(i)
+		p := tr.root + "/a/n" + strconv.Itoa(i)
 		require.NoError(t, os.WriteFile(p, nil, 0o644))
 		require.True(t, s.beneathPath(t, p, true), p)
 	}
 	require.Len(t, s.names, maxNames)
 	require.Equal(t, 3, s.next)
-	require.Equal(t, tr.root+"/a/n"+msg.Itoa(maxNames), s.names[0], "the oldest three were let go")
+	require.Equal(t, tr.root+"/a/n"+strconv.Itoa(maxNames), s.names[0], "the oldest three were let go")
 	require.NotContains(t, s.names, tr.root+"/a/n0")
 }
 
