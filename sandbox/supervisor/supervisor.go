@@ -82,8 +82,9 @@ type Supervisor struct {
 	next  int
 	// getfd says whether to take the command's descriptors with pidfd_getfd (it is cleared where the kernel
 	// lacks it); pidfdFlags is PIDFD_THREAD (6.9), or 0 once refused: then only a thread-group leader's.
-	getfd      bool
-	pidfdFlags int
+	getfd          bool
+	pidfdFlags     int
+	pidfd, pidfdOf int // the last caller's pidfd (or -1), and its thread ID
 }
 
 type devIno struct{ dev, ino uint64 }
@@ -98,7 +99,7 @@ const (
 // New is a supervisor for listener (from seccomp.InstallListener) that allows changes beneath roots.
 func New(listener int, roots []Root) *Supervisor {
 	return &Supervisor{listener: listener, roots: roots, inside: map[devIno]int{}, names: make([]string, maxNames), keys: make([]devIno, maxNames),
-		getfd: true, pidfdFlags: unix.PIDFD_THREAD}
+		getfd: true, pidfdFlags: unix.PIDFD_THREAD, pidfd: -1}
 }
 
 // Serve answers notifications until the listener fails for good (its filter has no task left, or it is
@@ -223,31 +224,34 @@ func (s *Supervisor) onFD(base int, opath bool, c call) unix.Errno {
 // kernel answers.
 func (s *Supervisor) commandFD(tid, fd int, needOPath bool) (int, bool, error) {
 	if s.getfd {
-		pidfd, err := unix.PidfdOpen(tid, s.pidfdFlags)
-		if err == unix.EINVAL && s.pidfdFlags != 0 { // before 6.9: a thread-group leader only, tid itself
-			s.pidfdFlags = 0
-			pidfd, err = unix.PidfdOpen(tid, 0)
-		}
-		if err == nil {
-			// The duplicate is only checked, changed through and closed: while the command holds its own,
-			// that close is not the last, but it is a close (f_op->flush: FUSE_FLUSH to a FUSE server, an NFS
-			// write-back), as a second descriptor's is.
-			var got int
-			got, err = unix.PidfdGetfd(pidfd, fd, 0)
-			unix.Close(pidfd)
-			if err == nil {
-				fl := 0
-				if needOPath {
-					if fl, err = unix.FcntlInt(uintptr(got), unix.F_GETFL, 0); err != nil {
-						unix.Close(got)
-						return -1, false, err
-					}
-				}
-				return got, fl&unix.O_PATH != 0, nil
+		if s.pidfdOf != tid { // the last caller's pidfd is kept: pidfd_open costs as much as the rest here
+			unix.Close(s.pidfd)
+			pidfd, err := unix.PidfdOpen(tid, s.pidfdFlags)
+			if err == unix.EINVAL && s.pidfdFlags != 0 { // before 6.9: a thread-group leader only, tid itself
+				s.pidfdFlags = 0
+				pidfd, err = unix.PidfdOpen(tid, 0)
 			}
+			s.pidfd, s.pidfdOf = pidfd, tid // -1 on failure: pidfd_getfd is EBADF, and /proc answers
 		}
-		if err == unix.ENOSYS { // before 5.6 (pidfd_getfd; pidfd_open is 5.3): never again
+		// The duplicate is only checked, changed through and closed: while the command holds its own, that
+		// close is not the last, but it is a close (f_op->flush: FUSE_FLUSH to a FUSE server, an NFS
+		// write-back), as a second descriptor's is.
+		got, err := unix.PidfdGetfd(s.pidfd, fd, 0)
+		if err == nil {
+			fl := 0
+			if needOPath {
+				if fl, err = unix.FcntlInt(uintptr(got), unix.F_GETFL, 0); err != nil {
+					unix.Close(got)
+					return -1, false, err
+				}
+			}
+			return got, fl&unix.O_PATH != 0, nil
+		}
+		switch err {
+		case unix.ENOSYS: // before 5.6: never again
 			s.getfd = false
+		case unix.ESRCH: // the kept pidfd's thread has ended: tid is another's now, opened again next time
+			s.pidfdOf = 0
 		}
 	}
 	got, err := unix.Open(procPath(tid, "fd/"+msg.Itoa(fd)), unix.O_PATH|unix.O_CLOEXEC, 0)
