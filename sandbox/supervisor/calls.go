@@ -65,7 +65,7 @@ func decode(pid int, n *notif) (call, unix.Errno) {
 	return legacy(pid, n)
 }
 
-// byFD is a call on the command's descriptor fd itself.
+// byFD is an f* call on the command's descriptor fd itself, which the kernel answers EBADF for an O_PATH one.
 func byFD(fd int, change changeFunc) (call, unix.Errno) {
 	return call{dirfd: fd, byFD: true, change: change}, 0
 }
@@ -77,8 +77,8 @@ func atPath(pid, dirfd int, addr, flags uint64, change changeFunc) (call, unix.E
 		return call{}, unix.EINVAL
 	}
 	c, errno := path(pid, dirfd, addr, flags&unix.AT_SYMLINK_NOFOLLOW == 0, change)
-	if errno == unix.ENOENT && flags&unix.AT_EMPTY_PATH != 0 {
-		return byFD(dirfd, change)
+	if errno == unix.ENOENT && flags&unix.AT_EMPTY_PATH != 0 { // on dirfd itself, an O_PATH one too
+		return call{dirfd: dirfd, byFD: true, follow: true, change: change}, 0
 	}
 	return c, errno
 }

@@ -6,7 +6,8 @@
 //   - reads its arguments once, from the notification and the command's memory (process_vm_readv, 3.2), and
 //     checks that the notification is still live (SECCOMP_IOCTL_NOTIF_ID_VALID) before trusting what it read;
 //   - resolves the target itself, relative to the command's working directory, root or descriptor
-//     (/proc/PID/cwd, root and fd/N), to an O_PATH descriptor;
+//     (/proc/PID/cwd and root; a descriptor by pidfd_getfd, 5.6, or /proc/PID/fd/N), to a descriptor of
+//     its own (O_PATH, or a duplicate of the command's open file);
 //   - checks that this descriptor lies beneath a writable root (beneath);
 //   - makes the change on that descriptor, never by path again, and answers the call with its result, or
 //     answers EPERM.
@@ -73,16 +74,32 @@ type Supervisor struct {
 	// alive, so that its number cannot be given to another directory while it is here; a directory beneath a
 	// root stays beneath one (see the package doc). Only positive answers are kept, and at most maxInside.
 	inside map[devIno]int
+	// names and keys hold the last maxNames files other than directories that beneath passed: the name each
+	// passed under (see beneath) and its identity, in a ring; next is where the next one goes. An unused
+	// entry has no name.
+	names []string
+	keys  []devIno
+	next  int
+	// getfd says whether to take the command's descriptors with pidfd_getfd (it is cleared where the kernel
+	// lacks it); pidfdFlags is PIDFD_THREAD (6.9), or 0 once refused: then only a thread-group leader's.
+	getfd          bool
+	pidfdFlags     int
+	pidfd, pidfdOf int // the last caller's pidfd (or -1), and its thread ID
 }
 
 type devIno struct{ dev, ino uint64 }
 
-// maxInside bounds the directories kept (and so the descriptors held): past it, all are let go.
-const maxInside = 512
+// maxInside bounds the directories kept (and so the descriptors held): past it, all are let go. maxNames
+// bounds the files kept by name (no descriptor held), the oldest let go first.
+const (
+	maxInside = 512
+	maxNames  = 32
+)
 
 // New is a supervisor for listener (from seccomp.InstallListener) that allows changes beneath roots.
 func New(listener int, roots []Root) *Supervisor {
-	return &Supervisor{listener: listener, roots: roots, inside: map[devIno]int{}}
+	return &Supervisor{listener: listener, roots: roots, inside: map[devIno]int{}, names: make([]string, maxNames), keys: make([]devIno, maxNames),
+		getfd: true, pidfdFlags: unix.PIDFD_THREAD, pidfd: -1}
 }
 
 // Serve answers notifications until the listener fails for good (its filter has no task left, or it is
@@ -121,10 +138,12 @@ func (s *Supervisor) live(id uint64) bool {
 // A call is one notification, decoded: the target (a path relative to dirfd, or the descriptor dirfd itself)
 // and the change to make on it.
 type call struct {
-	dirfd  int    // the command's descriptor, or unix.AT_FDCWD
-	path   string // the path as the command gave it
-	byFD   bool   // no path: the target is dirfd itself
-	follow bool   // a symbolic link at the end is followed
+	dirfd int    // the command's descriptor, or unix.AT_FDCWD
+	path  string // the path as the command gave it
+	byFD  bool   // no path: the target is dirfd itself
+	// follow: a symbolic link at the end is followed; byFD, an O_PATH dirfd is taken (AT_EMPTY_PATH), which
+	// the f* calls (fchmod, fchown, fsetxattr, utimensat(fd, NULL)) answer EBADF for (fdget, not fdget_raw)
+	follow bool
 	change func(fd int, symlink bool) unix.Errno
 }
 
@@ -136,20 +155,24 @@ func (s *Supervisor) handle(n *notif) unix.Errno {
 	if errno != 0 {
 		return errno
 	}
-	if c.byFD && c.dirfd == unix.AT_FDCWD {
+	if c.byFD && c.dirfd < 0 {
+		if !c.follow || c.dirfd != unix.AT_FDCWD { // fchmod(-1) and the like: no descriptor, as the kernel answers
+			return unix.EBADF
+		}
 		c.byFD, c.path = false, "."
 	}
 	var base int
+	var opath bool
 	var err error
 	switch {
 	case c.byFD:
-		base, err = unix.Open(procPath(pid, "fd/"+msg.Itoa(c.dirfd)), unix.O_PATH|unix.O_CLOEXEC, 0)
+		base, opath, err = s.commandFD(pid, c.dirfd, !c.follow)
 	case strings.HasPrefix(c.path, "/"):
 		base, err = unix.Open("/", unix.O_PATH|unix.O_CLOEXEC|unix.O_DIRECTORY, 0)
 	case c.dirfd == unix.AT_FDCWD:
 		base, err = unix.Open(procPath(pid, "cwd"), unix.O_PATH|unix.O_CLOEXEC|unix.O_DIRECTORY, 0)
 	default:
-		base, err = unix.Open(procPath(pid, "fd/"+msg.Itoa(c.dirfd)), unix.O_PATH|unix.O_CLOEXEC, 0)
+		base, _, err = s.commandFD(pid, c.dirfd, false)
 	}
 	if err != nil {
 		return errnoOf(err, unix.EBADF)
@@ -159,24 +182,83 @@ func (s *Supervisor) handle(n *notif) unix.Errno {
 		return unix.EPERM
 	}
 	if c.byFD {
-		var st unix.Stat_t
-		if err := unix.Fstat(base, &st); err != nil {
-			return errnoOf(err, unix.EPERM)
-		}
-		if !s.beneath(base, &st) {
-			return unix.EPERM
-		}
-		return c.change(base, st.Mode&unix.S_IFMT == unix.S_IFLNK)
+		return s.onFD(base, opath, c)
 	}
-	target, st, ok, err := s.locate(base, ownProc(pid, c.path), c.follow)
+	fd, st, ok, err := s.locate(base, ownProc(pid, c.path), c.follow)
 	if err != nil {
 		return errnoOf(err, unix.EPERM)
 	}
-	defer unix.Close(target)
+	defer unix.Close(fd)
 	if !ok {
 		return unix.EPERM
 	}
-	return c.change(target, st.Mode&unix.S_IFMT == unix.S_IFLNK)
+	return c.change(fd, st.Mode&unix.S_IFMT == unix.S_IFLNK)
+}
+
+// onFD makes c's change on base, our descriptor of the command's (from commandFD: opath if the command's is
+// O_PATH), if it lies beneath a root. The change is made as on an O_PATH descriptor (through /proc/self/fd, or
+// AT_EMPTY_PATH), which acts on the file whatever descriptor of it we hold.
+func (s *Supervisor) onFD(base int, opath bool, c call) unix.Errno {
+	if opath && !c.follow { // the kernel takes no O_PATH descriptor for an f* call
+		return unix.EBADF
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(base, &st); err != nil {
+		return errnoOf(err, unix.EPERM)
+	}
+	if !s.beneath(base, &st) {
+		return unix.EPERM
+	}
+	return c.change(base, st.Mode&unix.S_IFMT == unix.S_IFLNK)
+}
+
+// commandFD is our own descriptor of the file the calling thread tid has open at fd, and whether the command's
+// is an O_PATH one (asked only if needOPath; otherwise false). It is pidfd_getfd(2) (5.6) on a pidfd of tid,
+// a duplicate of the command's open file, no path walked: a PIDFD_THREAD pidfd from 6.9, so that a thread
+// that unshared its descriptor table is answered from its own; before, only for a thread-group leader, which
+// is tid itself. Elsewhere (another thread before 6.9, before 5.6), or where pidfd_getfd is refused (EPERM:
+// Yama's ptrace_scope 2 and 3 refuse the PTRACE_MODE_ATTACH it needs; a seccomp profile), it is an O_PATH
+// open of /proc/TID/fd/N (PTRACE_MODE_READ), and opath is false: an O_PATH descriptor is not told apart
+// there (reading /proc/TID/fdinfo/N for it costs more per call than all else here), so an f* call on one is
+// answered as on the file it names, beneath a root only. A descriptor that is not open is EBADF, as the
+// kernel answers.
+func (s *Supervisor) commandFD(tid, fd int, needOPath bool) (int, bool, error) {
+	if s.getfd {
+		if s.pidfdOf != tid { // the last caller's pidfd is kept: pidfd_open costs as much as the rest here
+			unix.Close(s.pidfd)
+			pidfd, err := unix.PidfdOpen(tid, s.pidfdFlags)
+			if err == unix.EINVAL && s.pidfdFlags != 0 { // before 6.9: a thread-group leader only, tid itself
+				s.pidfdFlags = 0
+				pidfd, err = unix.PidfdOpen(tid, 0)
+			}
+			s.pidfd, s.pidfdOf = pidfd, tid // -1 on failure: pidfd_getfd is EBADF, and /proc answers
+		}
+		// The duplicate is only checked, changed through and closed: while the command holds its own, that
+		// close is not the last, but it is a close (f_op->flush: FUSE_FLUSH to a FUSE server, an NFS
+		// write-back), as a second descriptor's is.
+		got, err := unix.PidfdGetfd(s.pidfd, fd, 0)
+		if err == nil {
+			fl := 0
+			if needOPath {
+				if fl, err = unix.FcntlInt(uintptr(got), unix.F_GETFL, 0); err != nil {
+					unix.Close(got)
+					return -1, false, err
+				}
+			}
+			return got, fl&unix.O_PATH != 0, nil
+		}
+		switch err {
+		case unix.ENOSYS: // before 5.6: never again
+			s.getfd = false
+		case unix.ESRCH: // the kept pidfd's thread has ended: tid is another's now, opened again next time
+			s.pidfdOf = 0
+		}
+	}
+	got, err := unix.Open(procPath(tid, "fd/"+msg.Itoa(fd)), unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err == unix.ENOENT { // not open (EBADF from pidfd_getfd comes here too)
+		return -1, false, unix.EBADF
+	}
+	return got, false, err
 }
 
 // locate opens path relative to base as O_PATH (see resolve) and says whether it lies beneath a root. The
@@ -282,6 +364,16 @@ func resolve(base int, path string, follow bool) (int, error) {
 // several names: it passes when a directory beneath a root holds it under the name the kernel reports for the
 // descriptor (/proc/self/fd), which is looked up again and compared by identity, so a rename in between can
 // only make it fail. A deleted file fails.
+//
+// A file that passed is kept in s.names with that name, and passes again, with no lookup, when the kernel
+// reports the same name for the same identity (as for tar's fchown, fchmod and utimensat on one descriptor).
+// That is the answer the full check gives: the name is the kernel's, now, for this file (a deleted file's
+// ends in " (deleted)", and another hard link's is another name); a name reported has no symbolic link in it;
+// and the directory it names was beneath a root, and stays beneath one (see the package doc: the command can
+// move no directory across the boundary, nor change the path above a root), so any directory found at that
+// name now is beneath one too. A name that once failed is not kept, so a file is never kept by its outside
+// name, nor by an inside name that a hard link outside (made before the launch) reaches it through. The
+// identity need not be pinned: another file given the same number under the same name is in the same place.
 func (s *Supervisor) beneath(fd int, st *unix.Stat_t) bool {
 	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
 		return s.walk(fd, st)
@@ -292,6 +384,12 @@ func (s *Supervisor) beneath(fd int, st *unix.Stat_t) bool {
 	name, err := readlink("/proc/self/fd/" + msg.Itoa(fd))
 	if err != nil || !strings.HasPrefix(name, "/") || strings.HasSuffix(name, " (deleted)") {
 		return false
+	}
+	key := devIno{st.Dev, st.Ino}
+	for i, held := range s.names {
+		if held == name && s.keys[i] == key {
+			return true
+		}
 	}
 	i := strings.LastIndexByte(name, '/')
 	dir, leaf := name[:i], name[i+1:]
@@ -307,7 +405,12 @@ func (s *Supervisor) beneath(fd int, st *unix.Stat_t) bool {
 	if unix.Fstat(parent, &pst) != nil || !s.walk(parent, &pst) {
 		return false
 	}
-	return unix.Fstatat(parent, leaf, &again, unix.AT_SYMLINK_NOFOLLOW) == nil && again.Dev == st.Dev && again.Ino == st.Ino
+	if unix.Fstatat(parent, leaf, &again, unix.AT_SYMLINK_NOFOLLOW) != nil || again.Dev != st.Dev || again.Ino != st.Ino {
+		return false
+	}
+	s.names[s.next], s.keys[s.next] = name, key
+	s.next = (s.next + 1) % maxNames
+	return true
 }
 
 // maxDepth bounds the ".." walk: PATH_MAX / 2 components.

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
 	"unsafe"
@@ -190,5 +191,89 @@ func BenchmarkPlainChange(b *testing.B) {
 		if err := unix.UtimesNanoAt(unix.AT_FDCWD, tr.root+"/a/b/f", nil, 0); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// A file that passed is kept by its name and identity: the same descriptor passes again from the cache, and
+// so does the file renamed inside (checked again, under its new name). A hard link outside, made before the
+// launch, reaches the same inode under another name: it fails, as before the file was kept. A file outside
+// is never kept, and a kept file that is deleted fails.
+func TestBeneathKeepsAFileByNameAndIdentityOnly(t *testing.T) {
+	tr, s := newTree(t)
+	require.NoError(t, os.Link(tr.root+"/a/b/f", tr.out+"/hardlink-of-inside"))
+	fd, err := unix.Open(tr.root+"/a/b/f", unix.O_PATH|unix.O_CLOEXEC, 0)
+	require.NoError(t, err)
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	require.NoError(t, unix.Fstat(fd, &st))
+	require.True(t, s.beneath(fd, &st))
+	require.Equal(t, tr.root+"/a/b/f", s.names[0])
+	require.Equal(t, devIno{st.Dev, st.Ino}, s.keys[0])
+	require.True(t, s.beneath(fd, &st), "kept")
+	require.Equal(t, 1, s.next, "passed from the cache: nothing added")
+	require.False(t, s.beneathPath(t, tr.out+"/hardlink-of-inside", true), "the same inode by its outside name")
+	require.False(t, s.beneathPath(t, tr.out+"/c/g", true))
+	require.Equal(t, 1, s.next, "nothing outside is kept")
+	require.NoError(t, os.Rename(tr.root+"/a/b/f", tr.root+"/a/f2"))
+	require.True(t, s.beneath(fd, &st), "renamed inside")
+	require.Equal(t, tr.root+"/a/f2", s.names[1])
+	require.NoError(t, os.Remove(tr.root+"/a/f2"))
+	require.False(t, s.beneath(fd, &st), "deleted: its name ends in (deleted)")
+}
+
+// The cache of files holds at most maxNames, the oldest let go first.
+func TestBeneathKeepsAtMostMaxNamesFiles(t *testing.T) {
+	tr, s := newTree(t)
+	for i := 0; i < maxNames+3; i++ {
+		p := tr.root + "/a/n" + strconv.Itoa(i)
+		require.NoError(t, os.WriteFile(p, nil, 0o644))
+		require.True(t, s.beneathPath(t, p, true), p)
+	}
+	require.Len(t, s.names, maxNames)
+	require.Equal(t, 3, s.next)
+	require.Equal(t, tr.root+"/a/n"+strconv.Itoa(maxNames), s.names[0], "the oldest three were let go")
+	require.NotContains(t, s.names, tr.root+"/a/n0")
+}
+
+// commandFD takes the caller's descriptor and says whether it is O_PATH, which an f* call is answered EBADF
+// for (as the kernel answers) and an AT_EMPTY_PATH call is not; a descriptor that is not open is EBADF. Where
+// pidfd_getfd is not used, the descriptor is taken through /proc and O_PATH is not told apart.
+func TestCommandFDTellsOPathApart(t *testing.T) {
+	tr, s := newTree(t)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	tid := unix.Gettid()
+	file, err := unix.Open(tr.root+"/a/b/f", unix.O_RDWR|unix.O_CLOEXEC, 0)
+	require.NoError(t, err)
+	defer unix.Close(file)
+	opath, err := unix.Open(tr.root+"/a/b/f", unix.O_PATH|unix.O_CLOEXEC, 0)
+	require.NoError(t, err)
+	defer unix.Close(opath)
+	mode := func() uint32 {
+		var st unix.Stat_t
+		require.NoError(t, unix.Stat(tr.root+"/a/b/f", &st))
+		return st.Mode & 07777
+	}
+	for _, getfd := range []bool{true, false} {
+		s.getfd = getfd
+		fd, isPath, err := s.commandFD(tid, file, true)
+		require.NoError(t, err)
+		require.False(t, isPath)
+		require.Zero(t, s.onFD(fd, isPath, call{change: chmod(0o600)}))
+		require.Equal(t, uint32(0o600), mode())
+		unix.Close(fd)
+		fd, isPath, err = s.commandFD(tid, opath, true)
+		require.NoError(t, err)
+		require.Equal(t, getfd, isPath)
+		if getfd {
+			require.Equal(t, unix.EBADF, s.onFD(fd, isPath, call{change: chmod(0o640)}), "fchmod on O_PATH")
+			require.Equal(t, uint32(0o600), mode())
+		}
+		require.Zero(t, s.onFD(fd, isPath, call{follow: true, change: chmod(0o640)}), "AT_EMPTY_PATH on O_PATH")
+		require.Equal(t, uint32(0o640), mode())
+		unix.Close(fd)
+		_, _, err = s.commandFD(tid, 1<<20, true)
+		require.Equal(t, unix.EBADF, err)
+		require.True(t, s.getfd == getfd, "pidfd_getfd is there on this kernel (5.6)")
 	}
 }
