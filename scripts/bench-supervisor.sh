@@ -8,6 +8,10 @@
 #   git     git init, add -A and commit of a 1,000-file tree
 # as root and, when run as root, as nobody. Prints medians per run and the ratio supervisor/mount-layer (the
 # issue's targets: launch <= 1.2x, tar and git <= 1.5x). Benchmarks, never a timed test.
+# The worktree's file system changes what a supervised call costs against the work around it: on ext4, a tar x
+# that keeps creating and deleting 10,000 files slows as the run goes on (the inode allocator passes over
+# recently deleted inodes), which hides the supervisor's cost. BENCH_TMPFS=1 (as root) puts the worktree on a
+# tmpfs, where little but the supervisor's round trips is left to compare. The file system is printed.
 # usage: scripts/bench-supervisor.sh path/to/confine [runs-per-round] [rounds] [workloads, default "true tar git"]
 set -euo pipefail
 confine=${1:?usage: $0 path/to/confine [runs] [rounds]}
@@ -16,8 +20,12 @@ rounds=${3:-5}
 workloads=${4:-true tar git}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d /var/tmp/confine-bench-sv.XXXX)
-trap 'rm -rf "$work"' EXIT
+trap 'umount "$work/w" 2>/dev/null; rm -rf "$work"' EXIT
 mkdir -p "$work/w" "$work/floor-src" "$work/src"
+if [[ ${BENCH_TMPFS:-} == 1 ]]; then
+	mount -t tmpfs -o size=1g tmpfs "$work/w"
+fi
+echo "worktree file system: $(stat -f -c %T "$work/w")"
 cp "$confine" "$work/confine"
 # One static wrapper for both variants, so that they pay the same: `wrap plain CMD...` only execs;
 # `wrap nons CMD...` first installs a filter that answers unshare and clone with a namespace flag EPERM and
