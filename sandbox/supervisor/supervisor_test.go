@@ -95,12 +95,19 @@ func (s *Supervisor) beneathPath(t *testing.T, path string, follow bool) bool {
 	if !follow {
 		flags |= unix.O_NOFOLLOW
 	}
+	fd, st := openStat(t, path, flags)
+	return s.beneath(fd, &st)
+}
+
+// openStat opens path with flags (closed when the test ends) and fstats it.
+func openStat(t *testing.T, path string, flags int) (int, unix.Stat_t) {
+	t.Helper()
 	fd, err := unix.Open(path, flags, 0)
 	require.NoError(t, err, path)
-	defer unix.Close(fd)
+	t.Cleanup(func() { unix.Close(fd) })
 	var st unix.Stat_t
 	require.NoError(t, unix.Fstat(fd, &st))
-	return s.beneath(fd, &st)
+	return fd, st
 }
 
 func TestBeneathFollowsTheFileNotItsName(t *testing.T) {
@@ -149,11 +156,7 @@ func TestBeneathRefusesADeletedFile(t *testing.T) {
 // again and compared by identity.
 func TestBeneathComparesTheNameFoundAgainByIdentity(t *testing.T) {
 	tr, s := newTree(t)
-	fd, err := unix.Open(tr.root+"/a/b/f", unix.O_PATH|unix.O_CLOEXEC, 0)
-	require.NoError(t, err)
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	require.NoError(t, unix.Fstat(fd, &st))
+	fd, st := openStat(t, tr.root+"/a/b/f", unix.O_PATH|unix.O_CLOEXEC)
 	require.True(t, s.beneath(fd, &st))
 	// Another file now has f's name: the descriptor's name is still f (d_path), but the identity differs.
 	name, err := readlink("/proc/self/fd/" + strconv.Itoa(fd))
@@ -201,11 +204,7 @@ func BenchmarkPlainChange(b *testing.B) {
 func TestBeneathKeepsAFileByNameAndIdentityOnly(t *testing.T) {
 	tr, s := newTree(t)
 	require.NoError(t, os.Link(tr.root+"/a/b/f", tr.out+"/hardlink-of-inside"))
-	fd, err := unix.Open(tr.root+"/a/b/f", unix.O_PATH|unix.O_CLOEXEC, 0)
-	require.NoError(t, err)
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	require.NoError(t, unix.Fstat(fd, &st))
+	fd, st := openStat(t, tr.root+"/a/b/f", unix.O_PATH|unix.O_CLOEXEC)
 	require.True(t, s.beneath(fd, &st))
 	require.Equal(t, tr.root+"/a/b/f", s.names[0])
 	require.Equal(t, devIno{st.Dev, st.Ino}, s.keys[0])
