@@ -24,4 +24,4 @@ help: ## list the targets
 
 deps: $(DEPS_TARGETS) ## install everything the tests need (apt packages, Go modules)
 
-test: $(TEST_TARGETS) ## run every test (unit, host integration, bounded VM boots)
+test: deps $(TEST_TARGETS) ## install what the tests need (deps), then run every test (unit, host integration, bounded VM boots)
