@@ -236,7 +236,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	// The same verdict as the matrix report: every outcome as reviewed, an expected failure included.
-	xenv := expect.Env{Landlock: env.Landlock, ABI: env.ABI, Git: env.Git, VM: cfg.InVM, Arch: env.Arch, Root: env.Root,
+	xenv := expect.Env{Landlock: env.Landlock, ABI: env.ABI, Kernel: env.VMKernelID, Git: env.Git, VM: cfg.InVM, Arch: env.Arch, Root: env.Root,
 		Cmdline: os.Getenv("VM_CMDLINE_EXTRA"), HostEmulation: env.HostEmulation, Backend: env.Backend, Bwrap: env.Bwrap != ""}
 	bad := 0
 	for _, o := range r.Outcomes {
