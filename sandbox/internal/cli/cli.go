@@ -113,6 +113,8 @@ func parseArgs(args []string) (Kind, *invocation, error) {
 			return Probe, in, nil
 		case len(args) == 2 && args[1] == "--json":
 			return ProbeJSON, in, nil
+		case len(args) == 2 && (args[1] == "--help" || args[1] == "-h"):
+			return Help, in, nil
 		}
 		return Probe, in, usageErr("probe takes only --json, got ", msg.Quoted(strings.Join(args[1:], " ")))
 	}

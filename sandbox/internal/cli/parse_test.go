@@ -75,7 +75,7 @@ func TestParseAccepts(t *testing.T) {
 	require.Equal(t, -1, cfg.ReportFD)
 
 	for args, want := range map[string]Kind{"probe": Probe, "probe --json": ProbeJSON, "version": PrintVersion,
-		"--help": Help} {
+		"--help": Help, "probe --help": Help, "probe -h": Help} {
 		kind, _, err := Parse(strings.Fields(args))
 		require.NoError(t, err, args)
 		require.Equal(t, want, kind, args)
