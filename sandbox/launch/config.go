@@ -36,6 +36,11 @@ type Config struct {
 	Notes    []string          // warnings for the report from before Run, e.g. a profile directory left out
 	Argv     []string          // the command and its arguments, non-empty
 
+	// ConfigFile is the kernel's name of the --config file the flags came from (symlinks resolved), or "".
+	// Run refuses it where the command could rewrite it for the next launch: beneath any writable rule (the
+	// worktree, an --allow root, /tmp, a profile's or git's directory).
+	ConfigFile string
+
 	// AllowInterop (--allow-interop) leaves WSL2's Windows interop open inside the sandbox: WSL_INTEROP is
 	// kept and no interop closure (wsl.go) is made; the report says so (wsl_interop "allowed", channel
 	// wsl-interop open). Without it, interop is closed where a mount layer can be had, and refused elsewhere.

@@ -295,12 +295,27 @@ func (p *plan) open(cfg Config, root int) error {
 			return err
 		}
 	}
+	if err := p.configOutside(cfg.ConfigFile); err != nil {
+		return err
+	}
 	if err := checkSubmounts(p.writable); err != nil {
 		return &report.Refusal{Reason: report.BadRoot, Err: err}
 	}
 	var err error
 	p.path, err = lookPath(cfg.Argv[0])
 	return err
+}
+
+// configOutside refuses (usage) the --config file at path (its kernel name; "" for none) where the command could rewrite
+// it for the next launch: a rule's file, or beneath a rule's directory (each rule grants writes). By path: an
+// alias of its directory beneath a writable root (a bind mount) is the caller's to avoid (README).
+func (p *plan) configOutside(path string) error {
+	for _, r := range p.rules {
+		if path == r.Path || strings.HasPrefix(path, r.Path+"/") {
+			return report.Refuse(report.Usage, "--config ", path, " is beneath ", r.Path, ", which the command can write: keep it outside")
+		}
+	}
+	return nil
 }
 
 // grant records r's rule (why: the report's reason, for a git directory) and its writable mount.

@@ -474,3 +474,42 @@ func writeWheel(t *testing.T, path string) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// A --config file beneath any root the command can write could be rewritten by one launch for the next (the
+// attack review of stop 22 added --allow=/outside to a config in /tmp, and the next launch wrote outside). Each
+// is refused, 125, before anything runs: beneath the worktree (also through a symlinked directory), beneath an
+// --allow root the file itself names, in /tmp, and beneath a profile's directory; one outside every root runs.
+func TestConfigBeneathAnyWritableRootIsRefused(t *testing.T) {
+	w, out := sandbox(t)
+	requireBin(t)
+	home := filepath.Join(out, "home")
+	require.NoError(t, os.MkdirAll(filepath.Join(home, ".npm"), 0o755))
+	allowed := filepath.Join(out, "allowed")
+	require.NoError(t, os.Mkdir(allowed, 0o755))
+	require.NoError(t, os.Symlink(w, filepath.Join(out, "wtlink")))
+	tmp, err := os.MkdirTemp("/tmp", "confine-cfg-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	write := func(path, content string) string {
+		require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+		return path
+	}
+	for _, c := range []struct{ path, content, args, beneath string }{
+		{write(filepath.Join(w, "in-worktree.conf"), "--no-git\n"), "", "", w},
+		{filepath.Join(out, "wtlink", "in-worktree.conf"), "", "", w},
+		{write(filepath.Join(allowed, "in-allow.conf"), "--allow "+allowed+"\n"), "", "", allowed},
+		{write(filepath.Join(tmp, "in-tmp.conf"), "--no-git\n"), "", "", "/tmp"},
+		{write(filepath.Join(home, ".npm", "in-profile.conf"), "--no-git\n"), "", "--profile npm", filepath.Join(home, ".npm")},
+	} {
+		args := append([]string{"--config", c.path, "--worktree", w}, strings.Fields(c.args)...)
+		r := confine(t, "", profileEnv(home), append(args, "--", "/bin/sh", "-c", "echo ran")...)
+		require.Equal(t, 125, r.status, "%s: %s", c.path, r.stderr)
+		require.Empty(t, r.stdout, c.path)
+		require.Contains(t, r.stderr, " is beneath "+c.beneath, c.path)
+		require.Contains(t, r.stderr, "which the command can write: keep it outside", c.path)
+		require.Equal(t, 1, strings.Count(r.stderr, "\n"), r.stderr)
+	}
+	r := confine(t, "", nil, "--config", write(filepath.Join(out, "outside.conf"), "--no-git\n"), "--worktree", w, "--", "/bin/sh", "-c", "echo ran")
+	require.Equal(t, 0, r.status, r.stderr)
+	require.Equal(t, "ran\n", r.stdout)
+}

@@ -225,7 +225,7 @@ func (in *invocation) flag(name, value string, hasValue, fromFile bool) error {
 const maxConfig = 64 << 10
 
 // readConfig applies the --config file's flags under the command line's. It is read from the path given,
-// never looked for: a file inside the worktree could be rewritten by the command it confines.
+// never looked for: a file inside a writable root could be rewritten by the command it confines.
 func (in *invocation) readConfig() error {
 	data, real, err := readConfigFile(in.config)
 	if err != nil {
@@ -239,21 +239,7 @@ func (in *invocation) readConfig() error {
 	if err != nil {
 		return report.Refuse(report.ReasonOf(err), "--config ", in.config, ":", err.Error())
 	}
-	return in.configOutside(real)
-}
-
-// configOutside refuses a --config file that lies beneath the worktree or an --allow root (real: its path as
-// the kernel names the open file, symlinks resolved): the command could rewrite it for the next run.
-func (in *invocation) configOutside(real string) error {
-	for _, root := range append([]string{in.cfg.Worktree}, in.cfg.Allow...) {
-		if root != "" && (real == root || strings.HasPrefix(real, strings.TrimSuffix(root, "/")+"/")) {
-			as := ""
-			if real != in.config {
-				as = " (as " + real + ")"
-			}
-			return usageErr("--config ", in.config, " is beneath ", root, as, ", which the command can write: keep it outside")
-		}
-	}
+	in.cfg.ConfigFile = real // launch.Run refuses it beneath a writable rule: the command could rewrite it
 	return nil
 }
 
@@ -280,7 +266,7 @@ func readConfigFile(path string) ([]byte, string, error) {
 	case st.Nlink > 1:
 		return nil, "", errors.New("has other hard links, one of which could be beneath a writable root: use a file of its own")
 	}
-	real, err := os.Readlink("/proc/self/fd/" + msg.Itoa(fd))
+	real, err := pathfd.KernelName(fd)
 	if err != nil || !strings.HasPrefix(real, "/") {
 		return nil, "", errors.New("its path cannot be known (is /proc mounted?)")
 	}
