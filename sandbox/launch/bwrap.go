@@ -667,6 +667,9 @@ func BwrapProbe() int {
 	return 0
 }
 
+// closeAll closes fds. Not inlined (the size budget).
+//
+//go:noinline
 func closeAll(fds ...int) {
 	for _, fd := range fds {
 		unix.Close(fd)

@@ -89,6 +89,8 @@ func channels(abi int, metadata Metadata, root, tty, pidNS, strict bool) map[str
 }
 
 // abiHere says which Landlock ABI the launch has: 0 is none (no Landlock here, or the bwrap backend).
+//
+//go:noinline
 func abiHere(abi int) string {
 	if abi == 0 {
 		return "this launch has no Landlock domain"

@@ -569,7 +569,9 @@ func redeliver(sigs chan os.Signal) {
 	}
 }
 
-// wait reaps pid (wait4), retrying EINTR.
+// wait reaps pid (wait4), retrying EINTR. Not inlined (the size budget).
+//
+//go:noinline
 func wait(pid int, ws *syscall.WaitStatus) error {
 	for {
 		_, err := syscall.Wait4(pid, ws, 0, nil)
@@ -750,6 +752,8 @@ func bwrapChildShape() bool {
 }
 
 // isFileType says whether fd is open on a file of type typ (unix.S_IFSOCK, ...).
+//
+//go:noinline
 func isFileType(fd int, typ uint32) bool {
 	var st unix.Stat_t
 	return unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == typ

@@ -126,6 +126,13 @@ func openNoFollow(root int, path string) (int, error) {
 	return fd, nil
 }
 
+// KernelName is the kernel's name of the file open at fd: readlink(2) of /proc/self/fd/FD (proc(5)), an
+// absolute path from this mount namespace's root with symlinks resolved, or an error (no /proc mounted). Not
+// inlined (the launcher's size budget).
+//
+//go:noinline
+func KernelName(fd int) (string, error) { return os.Readlink("/proc/self/fd/" + msg.Itoa(fd)) }
+
 // rootName is the kernel's name, seen from this process, for root: "" for Here, and for another mount
 // namespace's root usually "" too; but where this process is chrooted (a build chroot, not a pivot_root
 // container), the name of a descriptor in another mount namespace is its path from that namespace's real
@@ -134,7 +141,7 @@ func rootName(root int) string {
 	if root == Here {
 		return ""
 	}
-	name, err := os.Readlink("/proc/self/fd/" + msg.Itoa(root))
+	name, err := KernelName(root)
 	if err != nil || name == "/" {
 		return ""
 	}
@@ -163,7 +170,7 @@ func validate(root int, path, want string, fd int) (*Root, error) {
 	}
 	// Where /proc is mounted, the kernel's name for the descriptor must be the path we asked for: it was
 	// opened without following links, so anything else means the tree moved under us.
-	if got, err := os.Readlink("/proc/self/fd/" + msg.Itoa(fd)); err == nil && got != want {
+	if got, err := KernelName(fd); err == nil && got != want {
 		return nil, msg.Err(ErrBadPath, ": ", path, " was opened as ", got, " (did it move?)")
 	}
 	return &Root{Path: path, FD: fd, Kind: kind}, nil
@@ -201,7 +208,7 @@ func Resolved(path string) string {
 		return ""
 	}
 	defer unix.Close(fd)
-	real, err := os.Readlink("/proc/self/fd/" + msg.Itoa(fd))
+	real, err := KernelName(fd)
 	if err != nil || !strings.HasPrefix(real, "/") {
 		return ""
 	}

@@ -33,8 +33,10 @@ func (o *jsonObject) num(k string, v int) {
 	o.b = strconv.AppendInt(o.b, int64(v), 10)
 }
 func (o *jsonObject) strs(k string, vs []string) { o.key(k); o.b = appendStrings(o.b, vs) }
-func (o *jsonObject) raw(k string, v []byte)     { o.key(k); o.b = append(o.b, v...) }
-func (o *jsonObject) end() []byte                { return append(o.b, '}') }
+
+//go:noinline
+func (o *jsonObject) raw(k string, v []byte) { o.key(k); o.b = append(o.b, v...) }
+func (o *jsonObject) end() []byte            { return append(o.b, '}') }
 
 // appendStrings appends vs as a JSON array; nil is null, as encoding/json has it.
 func appendStrings(b []byte, vs []string) []byte {

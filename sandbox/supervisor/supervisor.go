@@ -322,6 +322,8 @@ func (s *Supervisor) isRootFile(st *unix.Stat_t) bool {
 }
 
 // procPath is /proc/PID/rest.
+//
+//go:noinline
 func procPath(pid int, rest string) string { return "/proc/" + msg.Itoa(pid) + "/" + rest }
 
 // ownProc rewrites a path that names the caller's own /proc directory through a reader-relative link
@@ -492,7 +494,9 @@ func readlink(path string) (string, error) {
 	return string(buf[:n]), nil
 }
 
-// errnoOf is err's errno: 0 for nil, dflt for an error that is no errno.
+// errnoOf is err's errno: 0 for nil, dflt for an error that is no errno. Not inlined (the size budget).
+//
+//go:noinline
 func errnoOf(err error, dflt unix.Errno) unix.Errno {
 	if err == nil {
 		return 0
