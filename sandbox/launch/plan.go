@@ -306,9 +306,9 @@ func (p *plan) open(cfg Config, root int) error {
 	return err
 }
 
-// configOutside refuses (usage) the --config file at path (its kernel name; "" for none) where the command could rewrite
-// it for the next launch: a rule's file, or beneath a rule's directory (each rule grants writes). By path: an
-// alias of its directory beneath a writable root (a bind mount) is the caller's to avoid (README).
+// configOutside refuses (usage) the --config file at path (its kernel name; "" for none) where the command
+// could rewrite it for the next launch: a rule's file, or beneath a rule's directory (each rule grants writes).
+// By path: an alias of its directory beneath a writable root (a bind mount) is the caller's to avoid (README).
 func (p *plan) configOutside(path string) error {
 	for _, r := range p.rules {
 		if path == r.Path || strings.HasPrefix(path, r.Path+"/") {
