@@ -667,9 +667,7 @@ func BwrapProbe() int {
 	return 0
 }
 
-// closeAll closes fds. Not inlined (the size budget).
-//
-//go:noinline
+// closeAll closes fds.
 func closeAll(fds ...int) {
 	for _, fd := range fds {
 		unix.Close(fd)

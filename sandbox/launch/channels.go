@@ -89,8 +89,6 @@ func channels(abi int, metadata Metadata, root, tty, pidNS, strict bool) map[str
 }
 
 // abiHere says which Landlock ABI the launch has: 0 is none (no Landlock here, or the bwrap backend).
-//
-//go:noinline
 func abiHere(abi int) string {
 	if abi == 0 {
 		return "this launch has no Landlock domain"
@@ -98,14 +96,11 @@ func abiHere(abi int) string {
 	return msg.Str("this kernel has ", abi)
 }
 
-// chans is a launch's channels, which closed and open add one to. They are not inlined: channels calls them
-// some thirty times, and a map assignment of a Channel costs the launcher's 2 MiB budget about 100 bytes a time.
+// chans is a launch's channels, which closed and open add one to.
 type chans map[string]report.Channel
 
-//go:noinline
 func (c chans) closed(name, how string) { c[name] = report.Channel{Status: report.Closed, How: how} }
 
-//go:noinline
 func (c chans) open(name, how string) { c[name] = report.Channel{Status: report.Open, How: how} }
 
 // openChannels lists the names of the open channels, sorted.

@@ -569,9 +569,7 @@ func redeliver(sigs chan os.Signal) {
 	}
 }
 
-// wait reaps pid (wait4), retrying EINTR. Not inlined (the size budget).
-//
-//go:noinline
+// wait reaps pid (wait4), retrying EINTR.
 func wait(pid int, ws *syscall.WaitStatus) error {
 	for {
 		_, err := syscall.Wait4(pid, ws, 0, nil)
@@ -752,8 +750,6 @@ func bwrapChildShape() bool {
 }
 
 // isFileType says whether fd is open on a file of type typ (unix.S_IFSOCK, ...).
-//
-//go:noinline
 func isFileType(fd int, typ uint32) bool {
 	var st unix.Stat_t
 	return unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == typ

@@ -40,8 +40,6 @@ func sendmsg(fd int, p, oob []byte) error {
 }
 
 // msghdr is a message header for p (through iov) and oob.
-//
-//go:noinline
 func msghdr(iov *unix.Iovec, p, oob []byte) unix.Msghdr {
 	var m unix.Msghdr
 	if len(p) > 0 {

@@ -7,21 +7,16 @@ import (
 
 // The handoff and the sync message travel in a small binary form, built and read here: every number is a
 // little-endian uint64, every string and byte slice is its length then its bytes, every list is its length then
-// its items. The launcher carries no reflection-based encoder (see report/json.go for why). The helpers are not
-// inlined: the marshalling code calls them dozens of times, and inlined they cost the binary pages of its 2 MiB.
+// its items. The launcher carries no reflection-based encoder (see report/json.go for why).
 
 type encoder struct{ b []byte }
 
-//go:noinline
 func (e *encoder) num(v uint64) { e.b = binary.LittleEndian.AppendUint64(e.b, v) }
 
-//go:noinline
 func (e *encoder) str(s string) { e.num(uint64(len(s))); e.b = append(e.b, s...) }
 
-//go:noinline
 func (e *encoder) bytes(b []byte) { e.num(uint64(len(b))); e.b = append(e.b, b...) }
 
-//go:noinline
 func (e *encoder) strs(ss []string) {
 	e.num(uint64(len(ss)))
 	for _, s := range ss {
@@ -37,7 +32,6 @@ type decoder struct {
 	err error
 }
 
-//go:noinline
 func (d *decoder) num() uint64 {
 	if d.err != nil || len(d.b) < 8 {
 		d.err = errShort
@@ -48,7 +42,6 @@ func (d *decoder) num() uint64 {
 	return v
 }
 
-//go:noinline
 func (d *decoder) bytes() []byte {
 	n := d.num()
 	if d.err != nil || n > uint64(len(d.b)) {
@@ -60,12 +53,9 @@ func (d *decoder) bytes() []byte {
 	return v
 }
 
-//go:noinline
 func (d *decoder) str() string { return string(d.bytes()) }
 
 // count reads a list length, which can be no more than the bytes left (each item takes at least one).
-//
-//go:noinline
 func (d *decoder) count() int {
 	n := d.num()
 	if d.err != nil || n > uint64(len(d.b)) {
@@ -75,7 +65,6 @@ func (d *decoder) count() int {
 	return int(n)
 }
 
-//go:noinline
 func (d *decoder) strs() []string {
 	out := make([]string, d.count())
 	for i := range out {

@@ -111,8 +111,6 @@ const (
 
 // interopState is the report's wsl_interop for these facts ("" off WSL2) and whether confine must close
 // interop in the mount layer (refusing where there is none).
-//
-//go:noinline
 func interopState(f Facts, allow bool) (state string, closeIt bool) {
 	switch {
 	case f.WSL != WSL2:
@@ -144,8 +142,6 @@ const interopHow = "empty read-only tmpfs on /run/WSL, WSL_INTEROP removed, AF_V
 
 // interopRefusal is the refusal where confine cannot close interop: without a mount namespace of its own (why
 // says why), or where the layer would be bwrap's, which does not carry the closure.
-//
-//go:noinline
 func interopRefusal(why string) error {
 	return report.Refuse(report.WSL2Interop, "WSL2 interop is on and confine cannot hide its sockets here ("+why+
 		"): an .exe would run outside the sandbox; let confine build its mount layer (root, or user namespaces "+
@@ -206,8 +202,6 @@ func noexecDrives() error {
 
 // interopNotes adds, for a wsl_interop state (WSL2 only: nothing for ""), the wsl-interop channel to ch and
 // the warning to w, and returns w.
-//
-//go:noinline
 func interopNotes(state string, ch map[string]report.Channel, w []string) []string {
 	if state == "" {
 		return w

@@ -127,10 +127,7 @@ func openNoFollow(root int, path string) (int, error) {
 }
 
 // KernelName is the kernel's name of the file open at fd: readlink(2) of /proc/self/fd/FD (proc(5)), an
-// absolute path from this mount namespace's root with symlinks resolved, or an error (no /proc mounted). Not
-// inlined (the launcher's size budget).
-//
-//go:noinline
+// absolute path from this mount namespace's root with symlinks resolved, or an error (no /proc mounted).
 func KernelName(fd int) (string, error) { return os.Readlink("/proc/self/fd/" + msg.Itoa(fd)) }
 
 // rootName is the kernel's name, seen from this process, for root: "" for Here, and for another mount

@@ -34,7 +34,6 @@ func (o *jsonObject) num(k string, v int) {
 }
 func (o *jsonObject) strs(k string, vs []string) { o.key(k); o.b = appendStrings(o.b, vs) }
 
-//go:noinline
 func (o *jsonObject) raw(k string, v []byte) { o.key(k); o.b = append(o.b, v...) }
 func (o *jsonObject) end() []byte            { return append(o.b, '}') }
 

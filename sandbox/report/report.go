@@ -64,10 +64,7 @@ func OneLine(s string) string {
 
 func (r *Refusal) Unwrap() error { return r.Err }
 
-// Refuse returns a *Refusal whose message is parts concatenated, as msg.Err builds it. It is not inlined: the
-// launcher calls it at some hundred places, and inlined it costs pages of the 2 MiB budget.
-//
-//go:noinline
+// Refuse returns a *Refusal whose message is parts concatenated, as msg.Err builds it.
 func Refuse(reason Reason, parts ...any) *Refusal {
 	return &Refusal{Reason: reason, Err: msg.Err(parts...)}
 }

@@ -502,33 +502,22 @@ type assembler struct {
 	labels map[string]int
 }
 
-// emit, jump and label stay out of line: inlined at each of Program's many call sites, their appends cost the
-// launcher about 20 KB of code.
-//
-//go:noinline
 func (a *assembler) emit(in unix.SockFilter, jt, jf string) {
 	a.insns = append(a.insns, in)
 	a.jumps = append(a.jumps, [2]string{jt, jf})
 }
 
-// ld, ret and jeq emit one instruction each; none is inlined: their call sites, over 60, cost more than a
-// call (the launcher's size budget).
-//
-//go:noinline
+// ld, ret and jeq emit one instruction each.
 func (a *assembler) ld(off uint32) { a.emit(unix.SockFilter{Code: bpfLdWAbs, K: off}, next, next) }
 
-//go:noinline
 func (a *assembler) ret(k uint32) { a.emit(unix.SockFilter{Code: bpfRetK, K: k}, next, next) }
 
-//go:noinline
 func (a *assembler) jeq(k uint32, jt, jf string) { a.jump(bpfJeqK, k, jt, jf) }
 
-//go:noinline
 func (a *assembler) jump(code uint16, k uint32, jt, jf string) {
 	a.emit(unix.SockFilter{Code: code, K: k}, jt, jf)
 }
 
-//go:noinline
 func (a *assembler) label(name string) {
 	if a.labels == nil {
 		a.labels = map[string]int{}

@@ -50,9 +50,7 @@ const (
 	Help
 )
 
-// usageErr is a usage refusal. Not inlined: its 26 call sites cost more than a call (the size budget).
-//
-//go:noinline
+// usageErr is a usage refusal.
 func usageErr(parts ...any) error { return report.Refuse(report.Usage, parts...) }
 
 // Parse parses args (without the program name). On error the returned Config still carries a valid
@@ -521,10 +519,7 @@ func printProbe(w io.Writer, p report.Probe) {
 	w.Write(b)
 }
 
-// line is b with parts and a newline appended: one call per line of output costs the launcher less than a
-// concatenation per line (the 2 MiB budget).
-//
-//go:noinline
+// line is b with parts and a newline appended.
 func line(b []byte, parts ...string) []byte {
 	for _, s := range parts {
 		b = append(b, s...)
