@@ -35,6 +35,10 @@ func binary(name string) string {
 // under -c fastbuild and -c opt.
 func TestReleaseBinaries(t *testing.T) {
 	ps, paths := load(t)
+	last, err := platforms.LoadSizes("../../platforms/sizes.json")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, p := range ps {
 		t.Run(p.Name, func(t *testing.T) {
 			if err := elfcheck.Check(paths[p.Name], p.GOARCH); err != nil {
@@ -49,7 +53,8 @@ func TestReleaseBinaries(t *testing.T) {
 			if st.Size() > p.MaxBytes {
 				t.Fatalf("%s: %d bytes, over the budget of %d (platforms/platforms.json max_bytes)", p.Name, st.Size(), p.MaxBytes)
 			}
-			t.Logf("%s: %s, %d bytes (budget %d), ok", p.Name, paths[p.Name], st.Size(), p.MaxBytes)
+			t.Logf("%s: %s, %d bytes (%s since %s; budget %d), ok", p.Name, paths[p.Name], st.Size(),
+				last.Change(p.Name, st.Size()), last.Commit, p.MaxBytes)
 		})
 	}
 }

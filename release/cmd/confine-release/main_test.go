@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/confine-dev/confine/release/internal/fixture"
+	"github.com/confine-dev/confine/release/platforms"
 )
 
 // confineRelease runs the CLI in-process from the repository root and returns its exit status, stdout
@@ -71,5 +72,26 @@ func TestSections(t *testing.T) {
 	}
 	if code, stdout, _ := confineRelease(t, "sections", a, a); code != exitOK || !strings.HasPrefix(stdout, "identical, sha256 ") {
 		t.Fatalf("sections of a file with itself: exit %d, %q", code, stdout)
+	}
+}
+
+// TestSizeTable: the artifact table gives each artifact's size, its change against the last release's
+// record (named in the heading) and the budget; a platform the record lacks is "new".
+func TestSizeTable(t *testing.T) {
+	ps := []platforms.Platform{{Name: "linux_amd64", MaxBytes: 2621440}, {Name: "linux_arm64", MaxBytes: 2621440}}
+	rows := map[string]*row{
+		"linux_amd64": {platform: "linux_amd64", size: 2154622, sha256: "aa", reproducible: "yes", digest: "-"},
+		"linux_arm64": {platform: "linux_arm64", size: 2097278, sha256: "bb", reproducible: "yes", digest: "-"},
+	}
+	last := platforms.Sizes{Version: "v0.9.0", Bytes: map[string]int64{"linux_amd64": 2093182}}
+	got := sizeTable(ps, rows, last)
+	if !strings.Contains(got, "change since v0.9.0") {
+		t.Errorf("the heading does not name the last release:\n%s", got)
+	}
+	lines := strings.Split(got, "\n")
+	for i, want := range []string{"linux_amd64 2154622 +61440 (+2.94%) 2621440", "linux_arm64 2097278 new 2621440"} {
+		if f := strings.Join(strings.Fields(lines[i+1]), " "); !strings.HasPrefix(f, want) {
+			t.Errorf("row %d is %q, want it to start %q", i+1, f, want)
+		}
 	}
 }

@@ -37,6 +37,8 @@ type pipeline struct {
 	out     string
 	regBin  string
 	npmRoot string
+	sizes   string          // platforms/sizes.json: the last release's sizes, rewritten once the release passed; "" for none
+	last    platforms.Sizes // read from sizes
 	ps      []platforms.Platform
 	rows    map[string]*row
 	srv     *registry.Server // the loopback registry, once started
@@ -67,6 +69,7 @@ func runRelease(args []string, stdout io.Writer) error {
 	fs.StringVar(&p.out, "out", "out/release", "where the layouts, the OCI layout and the registry's storage go (`DIR`, recreated)")
 	fs.StringVar(&p.npmRoot, "npm-root", "release/npm/confine", "the npm root package's source folder")
 	fs.StringVar(&p.regBin, "registry-bin", registry.DefaultBinary, "the docker-registry server binary")
+	fs.StringVar(&p.sizes, "sizes", "platforms/sizes.json", "the last release's sizes (`FILE`): the table prints each change against it, and a passed release rewrites it; \"\" for none")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -76,6 +79,11 @@ func runRelease(args []string, stdout io.Writer) error {
 	var err error
 	if p.ps, err = p.rf.platforms(); err != nil {
 		return err
+	}
+	if p.sizes != "" {
+		if p.last, err = platforms.LoadSizes(p.sizes); err != nil {
+			return err
+		}
 	}
 	if err := os.RemoveAll(p.out); err != nil {
 		return err
@@ -96,6 +104,23 @@ func runRelease(args []string, stdout io.Writer) error {
 		}
 	}
 	p.table()
+	return p.recordSizes()
+}
+
+// recordSizes rewrites the sizes file with this release's sizes, once every stage has passed: the next
+// release's table compares with them. The file is committed with the release.
+func (p *pipeline) recordSizes() error {
+	if p.sizes == "" {
+		return nil
+	}
+	s := platforms.Sizes{Version: p.rf.version, Commit: p.rf.commit, Bytes: map[string]int64{}}
+	for _, pl := range p.ps {
+		s.Bytes[pl.Name] = p.rows[pl.Name].size
+	}
+	if err := platforms.WriteSizes(p.sizes, s); err != nil {
+		return err
+	}
+	fmt.Fprintf(p.w, "wrote this release's sizes to %s: commit it with the release\n", p.sizes)
 	return nil
 }
 
@@ -263,15 +288,27 @@ func (p *pipeline) pull() error {
 	return nil
 }
 
-// table prints the artifact table, one row per platform of the table.
+// table prints the artifact table, one row per platform of the table: its size in bytes, the change against
+// the last release (platforms/sizes.json, named in the heading), and the budget.
 func (p *pipeline) table() {
-	tw := tabwriter.NewWriter(p.w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "target\tsize\tsha256\tstatic\tstripped\treproducible\tregistry digest")
+	fmt.Fprint(p.w, sizeTable(p.ps, p.rows, p.last))
+}
+
+// sizeTable is the artifact table's text (see table).
+func sizeTable(ps []platforms.Platform, rows map[string]*row, last platforms.Sizes) string {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	since := "change"
+	if last.Version != "" {
+		since = "change since " + strings.Fields(last.Version)[0]
+	}
+	fmt.Fprintf(tw, "target\tsize\t%s\tbudget\tsha256\tstatic\tstripped\treproducible\tregistry digest\n", since)
 	yes := map[bool]string{true: "yes", false: "NO"}
-	for _, pl := range p.ps {
-		r := p.rows[pl.Name]
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.platform, r.size, r.sha256, yes[r.static], yes[r.stripped],
-			r.reproducible, strings.TrimSpace(r.digest))
+	for _, pl := range ps {
+		r := rows[pl.Name]
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.platform, r.size, last.Change(pl.Name, r.size), pl.MaxBytes,
+			r.sha256, yes[r.static], yes[r.stripped], r.reproducible, strings.TrimSpace(r.digest))
 	}
 	tw.Flush()
+	return b.String()
 }
