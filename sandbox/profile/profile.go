@@ -22,9 +22,9 @@ import (
 // Toolchains is the profile that grants every other one.
 const Toolchains = "toolchains"
 
-// spec: one profile a line, "NAME DIR;DIR...", each directory a list of candidates "VARIABLE[/SUB]": the
-// variable's value (XDG_* ignored unless absolute, as the XDG Base Directory spec says; GOPATH's first entry)
-// plus SUB, the first set one winning, HOME's last. (A string, not a table of structs: 2 KB smaller.) Sources:
+// profiles: each profile's directories, each directory a list of candidates: the variable's value (XDG_*
+// ignored unless absolute, as the XDG Base Directory spec says; GOPATH's first entry) plus sub, the first set
+// one winning, HOME's last. Sources:
 //   - npm: https://docs.npmjs.com/cli/v10/using-npm/config#cache (default ~/.npm; _cacache and _logs beneath);
 //     npm reads npm_config_* case-insensitively.
 //   - pip: https://pip.pypa.io/en/stable/topics/caching/ (Linux: $XDG_CACHE_HOME/pip, else ~/.cache/pip).
@@ -46,15 +46,43 @@ const Toolchains = "toolchains"
 //   - git-global: https://git-scm.com/docs/git-config#FILES. git writes a config file through FILE.lock in
 //     the same directory, renamed over it, so a file alone cannot be granted: GIT_CONFIG_GLOBAL's directory,
 //     else $XDG_CONFIG_HOME/git. ~/.gitconfig would need $HOME: see Prepare.
-const spec = `npm npm_config_cache NPM_CONFIG_CACHE HOME/.npm
-pip PIP_CACHE_DIR XDG_CACHE_HOME/pip HOME/.cache/pip
-cargo CARGO_HOME HOME/.cargo
-go GOCACHE XDG_CACHE_HOME/go-build HOME/.cache/go-build;GOMODCACHE GOPATH/pkg/mod HOME/go/pkg/mod;GOPATH/pkg/sumdb HOME/go/pkg/sumdb
-gradle GRADLE_USER_HOME/caches HOME/.gradle/caches;GRADLE_USER_HOME/daemon HOME/.gradle/daemon;GRADLE_USER_HOME/jdks HOME/.gradle/jdks;GRADLE_USER_HOME/native HOME/.gradle/native;GRADLE_USER_HOME/wrapper HOME/.gradle/wrapper
-maven HOME/.m2/repository;MAVEN_USER_HOME/wrapper HOME/.m2/wrapper
-yarn YARN_CACHE_FOLDER XDG_CACHE_HOME/yarn HOME/.cache/yarn;YARN_GLOBAL_FOLDER HOME/.yarn/berry
-pnpm npm_config_store_dir PNPM_HOME/store XDG_DATA_HOME/pnpm/store HOME/.local/share/pnpm/store;npm_config_cache_dir XDG_CACHE_HOME/pnpm HOME/.cache/pnpm;npm_config_state_dir XDG_STATE_HOME/pnpm HOME/.local/state/pnpm
-git-global GIT_CONFIG_GLOBAL/.. XDG_CONFIG_HOME/git HOME/.config/git`
+var profiles = []struct {
+	name string
+	dirs [][]cand
+}{
+	{"npm", [][]cand{{{"npm_config_cache", ""}, {"NPM_CONFIG_CACHE", ""}, {"HOME", "/.npm"}}}},
+	{"pip", [][]cand{{{"PIP_CACHE_DIR", ""}, {"XDG_CACHE_HOME", "/pip"}, {"HOME", "/.cache/pip"}}}},
+	{"cargo", [][]cand{{{"CARGO_HOME", ""}, {"HOME", "/.cargo"}}}},
+	{"go", [][]cand{
+		{{"GOCACHE", ""}, {"XDG_CACHE_HOME", "/go-build"}, {"HOME", "/.cache/go-build"}},
+		{{"GOMODCACHE", ""}, {"GOPATH", "/pkg/mod"}, {"HOME", "/go/pkg/mod"}},
+		{{"GOPATH", "/pkg/sumdb"}, {"HOME", "/go/pkg/sumdb"}},
+	}},
+	{"gradle", [][]cand{
+		{{"GRADLE_USER_HOME", "/caches"}, {"HOME", "/.gradle/caches"}},
+		{{"GRADLE_USER_HOME", "/daemon"}, {"HOME", "/.gradle/daemon"}},
+		{{"GRADLE_USER_HOME", "/jdks"}, {"HOME", "/.gradle/jdks"}},
+		{{"GRADLE_USER_HOME", "/native"}, {"HOME", "/.gradle/native"}},
+		{{"GRADLE_USER_HOME", "/wrapper"}, {"HOME", "/.gradle/wrapper"}},
+	}},
+	{"maven", [][]cand{
+		{{"HOME", "/.m2/repository"}},
+		{{"MAVEN_USER_HOME", "/wrapper"}, {"HOME", "/.m2/wrapper"}},
+	}},
+	{"yarn", [][]cand{
+		{{"YARN_CACHE_FOLDER", ""}, {"XDG_CACHE_HOME", "/yarn"}, {"HOME", "/.cache/yarn"}},
+		{{"YARN_GLOBAL_FOLDER", ""}, {"HOME", "/.yarn/berry"}},
+	}},
+	{"pnpm", [][]cand{
+		{{"npm_config_store_dir", ""}, {"PNPM_HOME", "/store"}, {"XDG_DATA_HOME", "/pnpm/store"}, {"HOME", "/.local/share/pnpm/store"}},
+		{{"npm_config_cache_dir", ""}, {"XDG_CACHE_HOME", "/pnpm"}, {"HOME", "/.cache/pnpm"}},
+		{{"npm_config_state_dir", ""}, {"XDG_STATE_HOME", "/pnpm"}, {"HOME", "/.local/state/pnpm"}},
+	}},
+	{"git-global", [][]cand{{{"GIT_CONFIG_GLOBAL", "/.."}, {"XDG_CONFIG_HOME", "/git"}, {"HOME", "/.config/git"}}}},
+}
+
+// cand is a candidate for a directory: the value of variable v, plus sub ("" or "/...").
+type cand struct{ v, sub string }
 
 // Grant is one directory a profile makes writable.
 type Grant struct {
@@ -80,14 +108,13 @@ func Known(name string) bool {
 func Resolve(names []string, getenv func(string) string) ([]Grant, error) {
 	all := slices.Contains(names, Toolchains)
 	var out []Grant
-	for _, line := range strings.Split(spec, "\n") {
-		name, dirs, _ := strings.Cut(line, " ")
-		explicit := slices.Contains(names, name)
+	for _, p := range profiles {
+		explicit := slices.Contains(names, p.name)
 		if !explicit && !all {
 			continue
 		}
-		for _, cands := range strings.Split(dirs, ";") {
-			g, err := pick(name, strings.Fields(cands), getenv)
+		for _, cands := range p.dirs {
+			g, err := pick(p.name, cands, getenv)
 			if err != nil {
 				return nil, err
 			}
@@ -111,14 +138,9 @@ func seen(gs []Grant, path string) bool {
 }
 
 // pick returns the first candidate that is set, checked; an empty Path when the tool has none (GOCACHE=off).
-func pick(name string, cands []string, getenv func(string) string) (Grant, error) {
+func pick(name string, cands []cand, getenv func(string) string) (Grant, error) {
 	home := getenv("HOME")
-	for _, cand := range cands {
-		var c struct{ v, sub string }
-		c.v, c.sub = cand, ""
-		if i := strings.IndexByte(cand, '/'); i > 0 {
-			c.v, c.sub = cand[:i], cand[i:]
-		}
+	for _, c := range cands {
 		val := getenv(c.v)
 		if c.v == "GOPATH" {
 			val, _, _ = strings.Cut(val, ":")
@@ -141,8 +163,7 @@ func pick(name string, cands []string, getenv func(string) string) (Grant, error
 		}
 		return g, check(g, home)
 	}
-	first, _, _ := strings.Cut(cands[0], "/")
-	return Grant{}, report.Refuse(report.BadRoot, "--profile ", name, ": HOME is not set, and neither is ", first)
+	return Grant{}, report.Refuse(report.BadRoot, "--profile ", name, ": HOME is not set, and neither is ", cands[0].v)
 }
 
 // refuse says which profile, variable and value: "--profile npm: npm_config_cache=/root: why".

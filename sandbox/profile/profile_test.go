@@ -134,11 +134,10 @@ func TestKnown(t *testing.T) {
 	require.False(t, Known("npm,go"))
 	require.False(t, Known(""))
 	var lines []string
-	for _, l := range strings.Split(spec, "\n") {
-		name, _, _ := strings.Cut(l, " ")
-		lines = append(lines, name)
+	for _, p := range profiles {
+		lines = append(lines, p.name)
 	}
-	require.Equal(t, strings.Join(lines, ",")+",toolchains", Names, "Names lists spec's profiles")
+	require.Equal(t, strings.Join(lines, ",")+",toolchains", Names, "Names lists the table's profiles")
 }
 
 func TestPrepare(t *testing.T) {
@@ -214,3 +213,4 @@ func TestPrepare(t *testing.T) {
 	require.Contains(t, notes[0], "~/.gitconfig exists")
 	require.Equal(t, "profile git-global: default $HOME/.config/git", kept[0].Reason)
 }
+
