@@ -5,6 +5,8 @@ package report
 
 import (
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/confine-dev/confine/sandbox/internal/msg"
@@ -101,17 +103,7 @@ const (
 
 // SortedNames returns the channel names in order, as encoding/json orders a map's keys.
 func SortedNames(ch map[string]Channel) []string {
-	names := make([]string, 0, len(ch))
-	for name := range ch {
-		names = append(names, name)
-	}
-	// An insertion sort: a handful of names, and sort.Strings links pdqsort's string instantiation (8 KB).
-	for i := 1; i < len(names); i++ {
-		for j := i; j > 0 && names[j] < names[j-1]; j-- {
-			names[j], names[j-1] = names[j-1], names[j]
-		}
-	}
-	return names
+	return slices.Sorted(maps.Keys(ch))
 }
 
 func appendChannels(o *jsonObject, ch map[string]Channel) {
