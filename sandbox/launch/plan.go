@@ -307,15 +307,67 @@ func (p *plan) open(cfg Config, root int) error {
 }
 
 // configOutside refuses (usage) the --config file at path (its kernel name; "" for none) where the command
-// could rewrite it for the next launch: a rule's file, or beneath a rule's directory (each rule grants writes).
-// By path: an alias of its directory beneath a writable root (a bind mount) is the caller's to avoid (README).
+// could rewrite it for the next launch: a rule's file, or beneath a rule's directory (each rule grants writes),
+// by path; or, by identity, where a rule's directory or a mount beneath one shows the file's directory or one of
+// its ancestors under another name (a bind mount: configAliased).
 func (p *plan) configOutside(path string) error {
+	if path == "" {
+		return nil
+	}
 	for _, r := range p.rules {
 		if path == r.Path || strings.HasPrefix(path, r.Path+"/") {
 			return report.Refuse(report.Usage, "--config ", path, " is beneath ", r.Path, ", which the command can write: keep it outside")
 		}
 	}
+	mounts, _ := readMounts() // none where /proc is missing: the rules' own identities are still compared
+	if r, shown := configAliased(path, p.rules, mounts); r != "" {
+		return report.Refuse(report.Usage, "--config ", path, " is shown beneath ", r, " at ", shown,
+			" (a bind mount), which the command can write: keep it outside")
+	}
 	return nil
+}
+
+// configAliased walks up ".." from the directory of the --config file at path, by descriptor, and collects the
+// identity (st_dev, st_ino) of each directory on the way, up to the root. It returns the first directory rule,
+// and where beneath it, that shows one of them under another name: the rule's directory itself, or a reachable
+// mount (mounts, from mountinfo) whose mount point lies beneath it. The command can write the file there. It
+// returns "" where none does, or where the walk cannot start (the file's directory is gone: the parser has read
+// the file already, so the launch then refuses on its own later, or runs with a config no path reaches).
+func configAliased(path string, rules []landlock.Rule, mounts []mount) (rule, shown string) {
+	ids := map[[2]uint64]bool{}
+	fd, err := unix.Open(filepath.Dir(path), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	for err == nil {
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) != nil || ids[[2]uint64{st.Dev, st.Ino}] { // the root: its ".." is itself
+			break
+		}
+		ids[[2]uint64{st.Dev, st.Ino}] = true
+		up, uerr := unix.Openat(fd, "..", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		unix.Close(fd)
+		fd, err = up, uerr
+	}
+	if err == nil {
+		unix.Close(fd)
+	}
+	shows := func(p string) bool {
+		var st unix.Stat_t
+		return unix.Stat(p, &st) == nil && ids[[2]uint64{st.Dev, st.Ino}]
+	}
+	for _, r := range rules {
+		if !r.Dir {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Fstat(r.FD, &st) == nil && ids[[2]uint64{st.Dev, st.Ino}] {
+			return r.Path, r.Path
+		}
+		for _, m := range mounts {
+			if !m.hidden && strings.HasPrefix(m.point, r.Path+"/") && shows(m.point) {
+				return r.Path, m.point
+			}
+		}
+	}
+	return "", ""
 }
 
 // grant records r's rule (why: the report's reason, for a git directory) and its writable mount.

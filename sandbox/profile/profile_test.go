@@ -213,4 +213,3 @@ func TestPrepare(t *testing.T) {
 	require.Contains(t, notes[0], "~/.gitconfig exists")
 	require.Equal(t, "profile git-global: default $HOME/.config/git", kept[0].Reason)
 }
-

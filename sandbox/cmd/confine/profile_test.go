@@ -5,6 +5,7 @@ package main
 import (
 	"archive/tar"
 	"archive/zip"
+	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/base64"
@@ -512,4 +513,51 @@ func TestConfigBeneathAnyWritableRootIsRefused(t *testing.T) {
 	r := confine(t, "", nil, "--config", write(filepath.Join(out, "outside.conf"), "--no-git\n"), "--worktree", w, "--", "/bin/sh", "-c", "echo ran")
 	require.Equal(t, 0, r.status, r.stderr)
 	require.Equal(t, "ran\n", r.stdout)
+}
+
+// TestConfigShownBeneathAWritableRootIsRefused: a --config file outside every root by path, whose directory a
+// bind mount shows beneath an --allow root, is refused (125, one line), since the command could rewrite it there;
+// a bind mount of a sibling directory is not. The mounts are made in a mount namespace of their own
+// (unshare -m, as root), which confine runs in.
+func TestConfigShownBeneathAWritableRootIsRefused(t *testing.T) {
+	w, out := sandbox(t)
+	requireBin(t)
+	unshare, err := exec.LookPath("unshare")
+	if os.Geteuid() != 0 || err != nil {
+		t.Skipf("skipped: needs root and unshare(1) to bind-mount in a mount namespace of its own (euid %d, unshare: %v)", os.Geteuid(), err)
+	}
+	cfgDir, sibling, allowed := filepath.Join(out, "etc"), filepath.Join(out, "other"), filepath.Join(out, "allowed")
+	for _, d := range []string{cfgDir, sibling, filepath.Join(allowed, "alias")} {
+		require.NoError(t, os.MkdirAll(d, 0o755))
+	}
+	cfg := filepath.Join(cfgDir, "ci.conf")
+	require.NoError(t, os.WriteFile(cfg, []byte("--no-git\n"), 0o644))
+	for _, c := range []struct {
+		source string
+		status int
+	}{{cfgDir, 125}, {out, 125}, {sibling, 0}} {
+		script := `mount --make-rprivate / && mount --bind "$1" "$2" && shift 2 && exec "$@"`
+		args := []string{"-m", "/bin/sh", "-c", script, "sh", c.source, filepath.Join(allowed, "alias"), bin,
+			"--config", cfg, "--worktree", w, "--allow", allowed, "--", "/bin/sh", "-c", "echo ran"}
+		cmd := exec.Command(unshare, args...)
+		cmd.Env = withoutTempVars(os.Environ())
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		status := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			status = ee.ExitCode()
+		} else {
+			require.NoError(t, err)
+		}
+		require.Equal(t, c.status, status, "bind of %s: %s", c.source, stderr.String())
+		if c.status == 125 {
+			require.Empty(t, stdout.String(), c.source)
+			require.Contains(t, stderr.String(), "--config "+cfg+" is shown beneath "+allowed+" at "+filepath.Join(allowed, "alias"))
+			require.Equal(t, 1, strings.Count(stderr.String(), "\n"), stderr.String())
+		} else {
+			require.Equal(t, "ran\n", stdout.String(), stderr.String())
+		}
+	}
 }
