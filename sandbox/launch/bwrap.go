@@ -59,7 +59,7 @@ var bwrapDirs = []string{"/usr/bin", "/bin", "/usr/local/bin"}
 // findBwrap is the bwrap executable: the file CONFINE_BWRAP names (f.Bwrap, when f.BwrapSet), else the first
 // regular file named bwrap in f.BwrapDirs. A CONFINE_BWRAP that is empty or relative is a *report.Refusal
 // (backend-unavailable), whatever the backend: a mistake, not an absent bwrap. One that names no regular file
-// is a plain error, as is none in the directories: bwrap is not there, and makePlan gives the refusal the
+// is a plain error, as is none in the directories: bwrap is not there, and Decide gives the refusal the
 // reason the backend asked for calls for (landlock-absent or -disabled under auto). Either way confine looks
 // for no other bwrap than the one named. The file is not trusted yet: checkBwrap decides.
 func findBwrap(f Facts) (string, error) {
@@ -270,7 +270,7 @@ type bwrapped struct {
 // startBwrap starts bwrap at path with p's layer, and this binary inside it as a bwrap child that waits for its
 // Handoff. The signals that are forwarded are ignored by bwrap (a disposition it inherits): its outer process
 // would die of them and take the sandbox with it, while this process forwards them to the bwrap child, which
-// forwards them to the command. Errors wrap ErrLayerUnavailable (runBwrap refuses with backend-unavailable).
+// forwards them to the command. Errors wrap ErrLayerUnavailable (bwrapStrategy refuses with backend-unavailable).
 func startBwrap(path string, fd int, p *plan, binds []*pathfd.Root, reportFD int) (*bwrapped, error) {
 	ns, err := os.Readlink("/proc/self/ns/mnt")
 	if err != nil {

@@ -59,7 +59,7 @@ func TestFindBwrapLooksOnlyWhereItIsTold(t *testing.T) {
 
 	_, err = findBwrap(Facts{BwrapDirs: []string{empty, first}})
 	require.Error(t, err, "$PATH names a bwrap, and it must not be found")
-	require.NotEqual(t, report.BackendUnavailable, report.ReasonOf(err), "not a refusal yet: makePlan picks the reason")
+	require.NotEqual(t, report.BackendUnavailable, report.ReasonOf(err), "not a refusal yet: Decide picks the reason")
 	require.Contains(t, err.Error(), "bwrap is not installed (confine looked in "+empty+", "+first+"; never in $PATH)")
 	require.Contains(t, err.Error(), "install bubblewrap")
 	require.Contains(t, err.Error(), "set CONFINE_BWRAP")

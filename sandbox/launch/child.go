@@ -181,13 +181,37 @@ func flag(b bool) uint8 {
 	return 0
 }
 
-// syncMsg is what a layered child says on the sync pipe when it stops before execve.
+// The parent/child protocol of a layered child (and a bwrap child, bwrap.go): every message, in order. "sock" is
+// the handoff socket (handoffFD in the child), "sync" the sync pipe (syncFD in the child, close-on-exec).
+//
+//	| # | who -> whom    | on   | what                                              | when                                    | the reader does                                              |
+//	|---|----------------|------|---------------------------------------------------|-----------------------------------------|--------------------------------------------------------------|
+//	| 1 | child -> parent| sock | 1 byte with SCM_CREDENTIALS (peerPID)             | a bwrap child only, as it starts        | learns the child's PID in its own PID namespace, for signals |
+//	| 2 | parent -> child| sock | 8-byte LE length + SCM_RIGHTS (the rules' fds),   | once the roots are open (layered.send); | the child decodes the Handoff (receive); EOF or a short or   |
+//	|   |                |      | then the Handoff's bytes (wire.go); then SHUT_WR  | nothing else is ever sent               | malformed one: refusal (125), nothing runs                   |
+//	| 3a| child -> parent| sync | execMark                                          | just before execve (not an init)        | waits for EOF (close-on-exec): the command was executed      |
+//	| 3b| child -> parent| sync | execMark, then a syncMsg                          | execve failed                           | an *ExecError (the child wrote the report's second record)   |
+//	| 3c| child -> parent| sync | a syncMsg; the child exits 125                    | it stopped before execve                | Layer: ErrLayerUnavailable (the next strategy, in place);    |
+//	|   |                |      |                                                   |                                         | else a refusal or an *ExecError, reported by the parent      |
+//	| 3d| child -> parent| sync | nothing: EOF without execMark                     | the child died                          | refusal (internal), naming how it ended                      |
+//	| 4 | init -> parent | sync | execMark once the command runs; then, once it     | an init: Handoff.Init (pidns, bwrap)    | forwards signals until the child exits; then mirrors the     |
+//	|   |                |      | ended, its 4-byte LE wait status; the init exits 0|                                         | command's wait status, not the init's                        |
+//
+// Signals: the parent catches the ones in forwarded from the child's start, and forwards them (by pidfd where
+// it has one) once the child said execMark; where the command never ran, it delivers them to itself again
+// (redeliver). A parent that dies takes the child with it (Pdeathsig).
+//
+// syncMsg is what a layered child says on the sync pipe when it stops before execve (3b, 3c).
 type syncMsg struct {
 	Layer  bool          // the mount layer could not be built: the parent falls back
 	Reason report.Reason // a refusal: the parent reports it
 	Exec   int           // execve failed with this exit status (the report and the exec-failed record are written)
 	Error  string
 }
+
+// execMark is the one byte a layered child writes on the sync pipe just before its execve (3a, 3b), or an init
+// once its command runs (4).
+const execMark = 'x'
 
 func (m syncMsg) marshal() []byte {
 	var e encoder
@@ -630,9 +654,6 @@ func RunChild(s System) error {
 // ErrToldParent is what RunChild returns once it has told the parent why it stopped: the parent reports it, so
 // the child prints nothing. The caller exits 125.
 var ErrToldParent = errors.New("the layered child stopped and told its parent why")
-
-// execMark is the one byte a layered child writes on the sync pipe just before its execve.
-const execMark = 'x'
 
 // waitText says how a child ended, for messages.
 func waitText(ws syscall.WaitStatus) string {

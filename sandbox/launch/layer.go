@@ -261,11 +261,11 @@ func layerAttr(pidNS bool) *syscall.SysProcAttr {
 // not be confine (a test binary calling Probe is not), and a binary that probed again would fork without end.
 const probeEnv = "CONFINE_INTERNAL_LAYER_PROBE"
 
-// layerAvailable starts this binary again in the layer's namespaces, where it tries the layer's first mount
+// layerAvailable starts this binary again in the layer's namespaces (with pidNS, a new PID namespace too), where it tries the layer's first mount
 // call (LayerProbe). The usual reasons the layer is missing: user namespaces cannot be created (a container's
 // seccomp profile, a sysctl), or they can, but mounts are denied in them (Ubuntu 24.04's AppArmor restriction
 // answers EACCES).
-func layerAvailable() error {
+func layerAvailable(pidNS bool) error {
 	if os.Getenv(probeEnv) != "" {
 		return msg.Err(ErrLayerUnavailable, ": already inside a layer probe")
 	}
@@ -276,7 +276,7 @@ func layerAvailable() error {
 	defer unix.Close(null)
 	pid, err := syscall.ForkExec("/proc/self/exe", []string{"confine", "version"}, &syscall.ProcAttr{
 		Env: append(os.Environ(), probeEnv+"=1"), Files: []uintptr{uintptr(null), uintptr(null), uintptr(null)},
-		Sys: layerAttr(false)})
+		Sys: layerAttr(pidNS)})
 	if err != nil {
 		return msg.Err(ErrLayerUnavailable, ": ", err.Error())
 	}

@@ -101,56 +101,23 @@ func (p *plan) close() {
 	}
 }
 
-// makePlan negotiates the backend and the ABI, filling rep, without restricting anything. The roots are
-// opened next (open), once the strategy has chosen in which mount namespace; the metadata guard, and with it
-// the seccomp program, is chosen last (guard). The error is a *report.Refusal.
-func makePlan(cfg Config, f Facts, s System, rep *report.Report) (*plan, error) {
-	switch {
-	case f.WSL == WSL1:
-		return nil, report.Refuse(report.WSL1, "WSL1 is not a Linux kernel and has no Landlock: use WSL2")
-	}
+// newPlan is the plan of a decision d, before any root is opened: the roots are opened next (open), once the
+// strategy has chosen in which mount namespace; the guard, and with it the seccomp program, comes last.
+func newPlan(cfg Config, f Facts, d *Decision, rep *report.Report) *plan {
+	return &plan{bwrap: d.Bwrap, abi: d.ABI, wsl: f.WSL, euid: f.EUID, tty: cfg.TTY, strict: cfg.Strict,
+		report: cfg.ReportFD >= 0, handled: d.Handled, scoped: d.Scoped, devpts: -1, shm: -1, argv: cfg.Argv,
+		env: environ(f.WSL == WSL2 && !cfg.AllowInterop), rep: rep, interop: d.Interop, closeWSL: d.CloseInterop}
+}
+
+// stdioRefusal refuses a directory on descriptor 0, 1 or 2: the command could change files beneath it.
+func stdioRefusal() error {
 	for fd := 0; fd <= 2; fd++ {
 		var st unix.Stat_t
 		if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
-			return nil, report.Refuse(report.BadStdio, "descriptor ", fd, " is a directory: the command could change files beneath it; pass a file, a pipe or a terminal")
+			return report.Refuse(report.BadStdio, "descriptor ", fd, " is a directory: the command could change files beneath it; pass a file, a pipe or a terminal")
 		}
 	}
-	st, err := landlock.Query(s)
-	if err != nil {
-		return nil, &report.Refusal{Reason: report.Internal, Err: err}
-	}
-	rep.Landlock, rep.ABI, rep.Errata = string(st.State), st.ABI, st.Errata
-	p := &plan{wsl: f.WSL, euid: f.EUID, tty: cfg.TTY, strict: cfg.Strict, report: cfg.ReportFD >= 0, devpts: -1, shm: -1,
-		argv: cfg.Argv, env: environ(f.WSL == WSL2 && !cfg.AllowInterop), rep: rep}
-	// WSL2 with interop on is closed in the mount layer, or refused where there is none (guard).
-	p.interop, p.closeWSL = interopState(f, cfg.AllowInterop)
-	rep.WSLInterop = p.interop
-	if cfg.Backend == Bwrap || (cfg.Backend == Auto && st.State != landlock.Available) {
-		// No Landlock: bwrap's mounts stop every write outside, so the ABI the plan acts on is 0.
-		if p.bwrap, err = findBwrap(f); err != nil {
-			if r, ok := err.(*report.Refusal); ok { // a bad CONFINE_BWRAP, under auto too
-				return nil, r
-			}
-			if cfg.Backend == Bwrap {
-				return nil, report.Refuse(report.BackendUnavailable, "--backend bwrap: ", err.Error())
-			}
-			return nil, report.Refuse(landlockReason(st.State), landlockState(st, f), ", and no other backend can enforce ",
-				string(cfg.Mode), ": ", err.Error())
-		}
-		rep.Backend, rep.Bwrap, rep.Handled = string(Bwrap), p.bwrap, []string{}
-		if p.closeWSL { // refused before bwrap is started (guard would refuse too)
-			return nil, interopRefusal(interopBwrap)
-		}
-		return p, nil
-	}
-	if st.State != landlock.Available {
-		return nil, report.Refuse(landlockReason(st.State), landlockState(st, f), ", and --backend landlock allows no other ",
-			"backend (--backend auto would try bwrap)")
-	}
-	rep.Backend = string(Landlock)
-	p.abi, p.handled, p.scoped = st.ABI, landlock.HandledWrites(st.ABI), landlock.Scopes(st.ABI)
-	rep.Handled = p.handled.Names()
-	return p, nil
+	return nil
 }
 
 // landlockReason is the refusal's reason for a Landlock that is not available.
@@ -163,51 +130,14 @@ func landlockReason(state landlock.State) report.Reason {
 
 // landlockState says why Landlock cannot be used, or that it could: "Landlock is absent (ENOSYS: kernel 5.10.0
 // was built without it)".
-func landlockState(st landlock.Status, f Facts) string {
+func landlockState(st landlock.Status, release string) string {
 	switch st.State {
 	case landlock.Absent:
-		return msg.Str("Landlock is absent (ENOSYS: kernel ", f.Release, " was built without it)")
+		return msg.Str("Landlock is absent (ENOSYS: kernel ", release, " was built without it)")
 	case landlock.Disabled:
 		return "Landlock is disabled (EOPNOTSUPP: built in but not in lsm=)"
 	}
 	return msg.Str("Landlock ABI ", st.ABI, " is available")
-}
-
-// guard fixes how metadata changes outside the writable roots are stopped, and with it the seccomp program
-// and the report's metadata, seccomp, channels and warnings. why says why the mount layer is missing, if it
-// is. With --strict, an open channel is a refusal.
-func (p *plan) guard(metadata Metadata, why error) ([]unix.SockFilter, error) {
-	if p.closeWSL && metadata != MetadataMountLayer { // the bwrap backend never gets here (makePlan)
-		return nil, interopRefusal(why.Error())
-	}
-	pol := policy(p.abi, metadata, p.strict)
-	pol.DenyVsock = p.closeWSL || p.interop == interopStateDisabled
-	prog, err := pol.Program()
-	if err != nil {
-		return nil, report.Refuse(report.Seccomp, err.Error())
-	}
-	p.rep.Metadata, p.rep.Seccomp = string(metadata), pol.Denied()
-	p.rep.Warnings = append(append([]string{}, warnings(p.abi, metadata, p.bwrap != "")...), p.notes...)
-	if p.tempWarn = tempOutside(p.env, p.rules); p.tempWarn != "" {
-		p.rep.Warnings = append(p.rep.Warnings, p.tempWarn)
-	}
-	if why != nil {
-		instead := ": metadata is denied everywhere instead"
-		if metadata == MetadataSupervisor {
-			instead = ": confine supervises metadata changes instead"
-		}
-		p.rep.Warnings = append(p.rep.Warnings, msg.Str(why, instead))
-	}
-	if p.report || p.strict {
-		p.rep.Channels = channels(p.abi, metadata, p.euid == 0, p.tty, p.pidNS, p.strict)
-	}
-	p.rep.Warnings = interopNotes(p.interop, p.rep.Channels, p.rep.Warnings)
-	if p.strict {
-		if err := strictRefusal(p.rep.Channels); err != nil {
-			return nil, err
-		}
-	}
-	return prog, nil
 }
 
 // policy is the seccomp filter for an ABI: with the mount layer, read-only mounts already stop metadata

@@ -8,11 +8,13 @@ import (
 	"github.com/confine-dev/confine/sandbox/report"
 )
 
-// Probe answers `confine probe`: what this kernel offers and what `--backend auto` would do. It is asked
-// afresh on every call (one system call), so no cached verdict can ever make a command run less confined.
+// Probe answers `confine probe`: what this kernel offers and what `--backend auto` would do. It asks the host
+// beforehand what Run learns by trying (the layer's namespaces and mounts, a seccomp listener, a working bwrap),
+// then makes Run's decision (Decide) for a run with a report and prints its strategies and the first one's guard.
+// It is asked afresh on every call, so no cached verdict can ever make a command run less confined.
 func Probe(f Facts, s System) report.Probe {
 	p := report.Probe{Schema: report.ProbeSchema, Kernel: f.Release, Arch: f.Machine, WSL: int(f.WSL),
-		Handled: []string{}, Seccomp: []string{}, Warnings: []string{}}
+		Handled: []string{}, Seccomp: []string{}, Warnings: []string{}, Strategies: []string{}}
 	st, err := landlock.Query(s)
 	switch {
 	case err != nil:
@@ -25,6 +27,7 @@ func Probe(f Facts, s System) report.Probe {
 		p.WSLInterop = string(f.Interop)
 	}
 	p.Landlock, p.ABI, p.Errata = string(st.State), st.ABI, st.Errata
+	h := hostShape(f, st)
 	if st.State != landlock.Available {
 		p.Errno = st.Errno.Error()
 		if name := errnoName(st.Errno); name != "" {
@@ -40,15 +43,13 @@ func Probe(f Facts, s System) report.Probe {
 			p.AutoReason = msg.Str("Landlock is ", string(st.State), " (", p.Errno, "), and bwrap cannot be used: ", err, ": confine refuses")
 			return p
 		}
+		h.Bwrap = path
+		d := Decide(probeConfig, h)
 		p.AutoBackend, p.Bwrap = "bwrap", path
 		p.AutoReason = msg.Str("Landlock is ", string(st.State), " (", p.Errno, "); ", path, " ran a test command in which / was read-only and a write outside failed with EROFS")
-		p.Metadata = string(MetadataMountLayer)
-		p.Seccomp = policy(0, MetadataMountLayer, false).Denied()
-		p.Channels = channels(0, MetadataMountLayer, f.EUID == 0, false, true, false)
-		interop, closeIt := interopState(f, false)
-		p.Warnings = interopNotes(interop, p.Channels, append(p.Warnings, warnings(0, MetadataMountLayer, true)...))
-		if closeIt {
-			p.AutoBackend, p.AutoReason = "none", interopProbeRefusal+"bwrap's mount layer has no interop closure"
+		probeGuard(&p, &d, d.Guard(BwrapChild))
+		if d.Refusal != nil { // WSL2's interop, which bwrap's layer cannot close
+			p.AutoBackend, p.AutoReason = "none", interopProbeRefusal+interopBwrap
 		}
 		return p
 	}
@@ -59,28 +60,42 @@ func Probe(f Facts, s System) report.Probe {
 	}
 	p.AutoReason = msg.Str("Landlock ABI ", st.ABI, " is available")
 	p.Handled = landlock.HandledWrites(st.ABI).Names()
-	metadata := MetadataMountLayer
-	if err := s.LayerAvailable(); err != nil {
-		metadata, p.MetadataWhy = MetadataSupervisor, err.Error()
-		if err := s.SupervisorAvailable(); err != nil {
-			metadata, p.MetadataWhy = MetadataSeccomp, p.MetadataWhy+"; "+err.Error()
+	if h.Layer = s.LayerAvailable(false); h.Layer == nil && st.ABI < 6 {
+		h.PIDNS = s.LayerAvailable(true) // Run's first try below ABI 6
+	} else if h.Layer != nil {
+		p.MetadataWhy = h.Layer.Error()
+		if h.Listener = s.SupervisorAvailable(); h.Listener != nil {
+			p.MetadataWhy += "; " + h.Listener.Error()
 		}
 		p.Warnings = append(p.Warnings, p.MetadataWhy)
 	}
-	p.Metadata = string(metadata)
+	d := Decide(probeConfig, h)
+	g := d.Guard(d.Order[0])
+	probeGuard(&p, &d, g)
 	// A run without --allow-interop: WSL2's interop is closed in the mount layer, refused without one.
-	interop, closeIt := interopState(f, false)
-	if closeIt && metadata != MetadataMountLayer {
+	if g.InteropRefusal != nil {
 		p.AutoBackend, p.AutoReason = "none", interopProbeRefusal+p.MetadataWhy
-	} else if closeIt {
+	} else if d.CloseInterop {
 		p.AutoReason += "; WSL2 interop is closed inside the sandbox (channel wsl-interop)"
 	}
-	pol := policy(st.ABI, metadata, false)
-	pol.DenyVsock = f.WSL == WSL2
-	p.Seccomp = pol.Denied()
-	p.Channels = channels(st.ABI, metadata, f.EUID == 0, false, metadata == MetadataMountLayer && st.ABI < 6, false)
-	p.Warnings = interopNotes(interop, p.Channels, append(p.Warnings, warnings(st.ABI, metadata, false)...))
 	return p
+}
+
+// probeConfig is the run probe answers for: --backend auto, with a report (so every channel is worked out),
+// without --tty, --strict or --allow-interop.
+var probeConfig = Config{Mode: WorkspaceWrite, Backend: Auto, ReportFD: 1}
+
+// probeGuard fills probe's strategies, metadata, seccomp, channels and warnings from the decision and its first
+// strategy's guard g.
+func probeGuard(p *report.Probe, d *Decision, g Guard) {
+	for _, k := range d.Order {
+		p.Strategies = append(p.Strategies, string(k))
+	}
+	p.Metadata, p.Seccomp, p.Channels = string(g.Metadata), g.Policy.Denied(), g.Channels
+	p.Warnings = append(p.Warnings, g.Warnings...)
+	if g.Interop != "" {
+		p.Warnings = append(p.Warnings, g.Interop)
+	}
 }
 
 // errnoName is the uapi name of the errnos Landlock answers with.

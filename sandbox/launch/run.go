@@ -2,16 +2,13 @@ package launch
 
 import (
 	"errors"
-	"runtime"
 	"strconv"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"github.com/confine-dev/confine/sandbox/landlock"
-	"github.com/confine-dev/confine/sandbox/pathfd"
 	"github.com/confine-dev/confine/sandbox/report"
 	"github.com/confine-dev/confine/sandbox/supervisor"
 )
@@ -48,23 +45,17 @@ type ChildExit struct{ Status syscall.WaitStatus }
 
 func (c *ChildExit) Error() string { return msg.Str("child ", int(c.Status)) }
 
-// Run confines the process as cfg asks and executes cfg.Argv. It makes the plan once, chooses how metadata
-// outside is stopped (the strategy), and ends in one shared tail, confineAndExec:
-//
-//   - root: the mount layer is built in place, on this locked thread, and the command keeps our PID;
-//   - anyone else: a layered child in new user and mount namespaces receives the plan (a Handoff) and runs the
-//     tail there, while this process forwards signals and mirrors its exit;
-//   - below Landlock ABI 6, root or not: a layered child in a new PID namespace too, which stays as the
-//     command's init (runInit), so that no process outside can be signalled;
-//   - where the layer cannot be had: this process stays as the command's parent and supervises its metadata
-//     changes (package supervisor), from a thread other than the confined one the command is started from;
-//   - where no seccomp listener can be had either: seccomp denies metadata changes everywhere, in place.
+// Run confines the process as cfg asks and executes cfg.Argv. The decision (Decide) orders the strategies; Run
+// runs the first one the host allows, learning by trying: where a strategy turns out not to be allowed here
+// (ErrLayerUnavailable, ErrSupervisorUnavailable) and nothing ran, it records that in its HostShape and decides
+// again (strategy.go). Every strategy ends in one shared tail, confineAndExec.
 //
 // It returns only on failure, or when the command ran as a child (layered or supervised): a *report.Refusal
-// (nothing ran, exit 125), an *ExecError (126 or 127), or a *ChildExit (exit as the child did). It locks the calling goroutine to
-// its OS thread where it confines itself (mount namespace, Landlock domain and seccomp filter bind to a thread
-// until execve), and not while it only waits for a layered child: a locked goroutine that parks makes the
-// scheduler hand work between threads (futex wake-ups, measured at a third of a non-root launch).
+// (nothing ran, exit 125), an *ExecError (126 or 127), or a *ChildExit (exit as the child did). It locks the
+// calling goroutine to its OS thread where it confines itself (mount namespace, Landlock domain and seccomp
+// filter bind to a thread until execve), and not while it only waits for a layered child: a locked goroutine
+// that parks makes the scheduler hand work between threads (futex wake-ups, measured at a third of a non-root
+// launch).
 func Run(cfg Config, f Facts, s System) error {
 	rep := report.New(string(cfg.Mode))
 	if cfg.ReportFD >= 0 {
@@ -82,166 +73,33 @@ func Run(cfg Config, f Facts, s System) error {
 		writeReport(cfg.ReportFD, rep.Marshal()) // best effort: the refusal stands either way
 		return err
 	}
-	p, err := makePlan(cfg, f, s, rep)
-	if err != nil {
-		return refuse(err)
-	}
-	defer p.close()
-	if p.bwrap != "" {
-		return p.runBwrap(cfg, refuse)
-	}
-	var why error // why the mount layer is missing
-	var child LayeredChild
-	root := pathfd.Here // the mount namespace the roots are opened in: the one the layer is built in
-	// Below Landlock ABI 6 nothing scopes signals: a layered child in a new PID namespace, whose init it stays,
-	// hides every process outside from the command, for root too. Where that namespace cannot be had, the usual
-	// strategy follows.
-	if p.pidNS = p.abi < 6; p.pidNS {
-		if child, why = s.StartLayered(cfg.ReportFD, true); why == nil {
-			root = child.Root()
-		}
-		p.pidNS = child != nil
-	}
-	switch {
-	case child != nil:
-	case f.EUID == 0:
-		runtime.LockOSThread() // the new mount namespace is this thread's, until execve
-		if err := s.UnshareMountNS(); err != nil {
-			why = msg.Err(ErrLayerUnavailable, ": unshare(CLONE_NEWNS|CLONE_NEWIPC): ", err.Error())
-		}
-	default:
-		if child, why = s.StartLayered(cfg.ReportFD, false); why == nil {
-			root = child.Root()
-		}
-	}
-	if err := p.open(cfg, root); err != nil {
-		if child != nil {
-			child.Abort()
-		}
-		return refuse(err)
-	}
-	switch {
-	case child != nil:
-		err := p.runChild(child, MetadataMountLayer, nil, cfg.ReportFD)
-		var ee *ExecError
-		var ce *ChildExit
-		switch {
-		case errors.As(err, &ce), errors.As(err, &ee): // the child wrote the report
-			return err
-		case !errors.Is(err, ErrLayerUnavailable):
-			return refuse(err)
-		}
-		why = err // nothing ran: go on here, where the descriptors (on the child's mounts) still name the roots
-		p.pidNS = false
-	case why == nil: // root, in its new mount namespace
-		m, committed, err := s.BuildMountLayer(p.writable, p.private())
-		switch {
-		case committed && err != nil:
-			return refuse(report.Refuse(report.Internal, "the mount layer failed half-built: ", err.Error()))
-		case err != nil:
-			why = msg.Err(ErrLayerUnavailable, ": ", err.Error())
-		default:
-			p.useMounted(m)
-		}
-	}
-	metadata := MetadataMountLayer
-	runtime.LockOSThread() // the Landlock domain and the seccomp filter are this thread's, until execve
-	var sup *supervisor.Supervisor
-	var signals *signalCatcher
-	if why != nil {
-		metadata = MetadataSeccomp
-		p.dropShm() // no private tmpfs: the host's /dev/shm stays read-only
-		// Without the layer, this process stays as the supervisor of the command's metadata changes, if its
-		// filter can have a listener. The listener is asked for first, before anything else confines this
-		// thread, so that where there is none (EBUSY under another supervisor) nothing is undone.
-		if sup, err = p.listen(s, why); err != nil {
-			p.notes = append(p.notes, err.Error())
-		} else {
-			metadata = MetadataSupervisor
-			signals = catchSignals() // while the rest of the tail runs
-		}
-	}
-	var prog []unix.SockFilter
-	if sup == nil {
-		if prog, err = p.guard(metadata, why); err != nil {
+	if f.WSL != WSL1 { // WSL1's refusal comes first (Decide)
+		if err := stdioRefusal(); err != nil {
 			return refuse(err)
 		}
 	}
-	last := p.final(prog, cfg.ReportFD) // prog is nil where the supervisor's filter is in place already
-	last.supervisor, last.signals = sup, signals
-	err = last.confineAndExec(s)
-	if last.reported {
+	st, err := landlock.Query(s)
+	if err != nil && f.WSL != WSL1 {
+		return refuse(&report.Refusal{Reason: report.Internal, Err: err})
+	}
+	r := &runner{cfg: cfg, s: s, rep: rep, host: hostShape(f, st)}
+	if f.WSL != WSL1 && wantsBwrap(cfg.Backend, st) {
+		r.host.Bwrap, r.host.BwrapErr = findBwrap(f)
+	}
+	err = r.run(f)
+	if r.p != nil {
+		r.p.close()
+	}
+	if r.reported {
 		return err
 	}
 	return refuse(err)
 }
 
-// runBwrap is the bwrap backend's strategy: the roots are opened here, bwrap binds them read-write over a
-// read-only root, and a bwrap child inside (bwrap.go) runs the command as the init of its PID namespace.
-func (p *plan) runBwrap(cfg Config, refuse func(error) error) error {
-	if err := p.open(cfg, pathfd.Here); err != nil {
-		return refuse(err)
-	}
-	fd, err := openBwrap(p.bwrap, p.rules, p.euid != 0) // open until this process ends (close-on-exec)
-	if err != nil {
-		return refuse(report.Refuse(report.BackendUnavailable, err.Error()))
-	}
-	p.pidNS = true
-	prog, err := p.guard(MetadataMountLayer, nil) // before bwrap starts: a refusal (--strict) leaves nothing to end
-	if err != nil {
-		return refuse(err)
-	}
-	child, err := startBwrap(p.bwrap, fd, p, p.bwrapBinds(), cfg.ReportFD)
-	if err == nil {
-		var status syscall.WaitStatus
-		if status, err = child.Run(p.handoff(prog, cfg.ReportFD)); err == nil {
-			return &ChildExit{Status: status}
-		}
-	}
-	var ee *ExecError
-	var ce *ChildExit
-	switch {
-	case errors.As(err, &ce), errors.As(err, &ee): // the child wrote the report
-		return err
-	case errors.Is(err, ErrLayerUnavailable): // bwrap could not be started, or never started the bwrap child
-		return refuse(report.Refuse(report.BackendUnavailable, strings.TrimPrefix(err.Error(), ErrLayerUnavailable.Error()+": ")))
-	}
-	return refuse(err)
-}
-
-// listen installs the supervisor's filter on this thread, with its listener, and returns the supervisor that
-// answers it (why: why the mount layer is missing). An error wraps ErrSupervisorUnavailable (or is a refusal
-// from guard): nothing was installed then.
-func (p *plan) listen(s System, why error) (*supervisor.Supervisor, error) {
-	prog, err := p.guard(MetadataSupervisor, why)
-	if err != nil {
-		return nil, err
-	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil { // a filter needs it (Landlock sets it too)
-		return nil, msg.Err(ErrSupervisorUnavailable, ": prctl(PR_SET_NO_NEW_PRIVS): ", err)
-	}
-	listener, err := s.SetSeccompListener(prog)
-	if err != nil {
-		return nil, msg.Err(ErrSupervisorUnavailable, ": seccomp(SET_MODE_FILTER, NEW_LISTENER): ", err)
-	}
-	return supervisor.New(listener, p.supervisedRoots()), nil
-}
-
-// runChild hands the plan, guarded for metadata (why: why the mount layer is missing, or nil), to a layered
-// child that waits for it, and waits for the command. It returns a *ChildExit once the command ran, an
-// *ExecError if its execve failed (the child wrote the report), an error wrapping ErrLayerUnavailable if the
-// child could not build the layer (nothing ran: the caller goes on without it), or a refusal.
-func (p *plan) runChild(child LayeredChild, metadata Metadata, why error, reportFD int) error {
-	prog, err := p.guard(metadata, why)
-	if err != nil {
-		child.Abort()
-		return err
-	}
-	status, err := child.Run(p.handoff(prog, reportFD))
-	if err != nil {
-		return err
-	}
-	return &ChildExit{Status: status}
+// hostShape is the HostShape of these facts and Landlock's answer, with nothing known yet of what the host
+// allows.
+func hostShape(f Facts, st landlock.Status) HostShape {
+	return HostShape{EUID: f.EUID, WSL: f.WSL, Interop: f.Interop, Release: f.Release, Landlock: st}
 }
 
 // final is what the last step needs: the plan with its guard chosen. A layered child rebuilds it from its

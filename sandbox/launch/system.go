@@ -36,8 +36,9 @@ type Layer interface {
 	// namespace too, where it stays as the command's init. reportFD (or -1) is passed to it. Errors wrap
 	// ErrLayerUnavailable.
 	StartLayered(reportFD int, pidNS bool) (LayeredChild, error)
-	// LayerAvailable says whether the layer's namespaces can be made here (for probe).
-	LayerAvailable() error
+	// LayerAvailable says whether the layer's namespaces can be made here, with pidNS a PID namespace too, and
+	// its first mount made in them (for probe). Errors wrap ErrLayerUnavailable.
+	LayerAvailable(pidNS bool) error
 	// SupervisorAvailable says whether a seccomp listener can be had here (for probe); errors wrap
 	// ErrSupervisorUnavailable.
 	SupervisorAvailable() error
@@ -59,5 +60,5 @@ func (Host) BuildMountLayer(roots []*pathfd.Root, priv Private) (Mounted, bool, 
 func (Host) StartLayered(reportFD int, pidNS bool) (LayeredChild, error) {
 	return startLayered(reportFD, pidNS)
 }
-func (Host) LayerAvailable() error      { return layerAvailable() }
-func (Host) SupervisorAvailable() error { return supervisorAvailable() }
+func (Host) LayerAvailable(pidNS bool) error { return layerAvailable(pidNS) }
+func (Host) SupervisorAvailable() error      { return supervisorAvailable() }

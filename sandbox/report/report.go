@@ -225,6 +225,7 @@ type Probe struct {
 	Seccomp     []string           `json:"seccomp"`
 	Metadata    string             `json:"metadata"`               // mount-layer where a user+mount namespace could be made, else supervisor where a seccomp listener can be had, else seccomp-deny
 	MetadataWhy string             `json:"metadata_why,omitempty"` // why the mount layer (and the supervisor) is not used
+	Strategies  []string           `json:"strategies"`             // what a run would try, in order: the first one the host allows runs (launch.Strategy)
 	Channels    map[string]Channel `json:"channels"`
 	Warnings    []string           `json:"warnings"`
 }
@@ -256,6 +257,7 @@ func (p *Probe) Marshal() []byte {
 	if p.MetadataWhy != "" {
 		o.str("metadata_why", p.MetadataWhy)
 	}
+	o.strs("strategies", p.Strategies)
 	appendChannels(o, p.Channels)
 	o.strs("warnings", p.Warnings)
 	return o.end()

@@ -500,6 +500,9 @@ func printProbe(w io.Writer, p report.Probe) {
 		b = line(b, "bwrap:    ", p.Bwrap)
 	}
 	b = line(b, "wsl:      ", msg.Itoa(p.WSL))
+	if len(p.Strategies) > 0 {
+		b = line(b, "strategy: ", strings.Join(p.Strategies, ", then "))
+	}
 	if p.MetadataWhy != "" {
 		b = line(b, "metadata: ", p.Metadata, " (", p.MetadataWhy, ")")
 	} else if p.Metadata != "" {

@@ -266,6 +266,21 @@ func (s swapping) Run(h *launch.Handoff) (syscall.WaitStatus, error) {
 	return s.LayeredChild.Run(h)
 }
 
+// LayerAvailable and SupervisorAvailable answer probe as the fake answers a run: no layer where its namespaces,
+// its child or its build fail; no listener where one is held.
+func (f *fake) LayerAvailable(pidNS bool) error {
+	if f.noLayer || f.buildErr != nil || f.abortLayer && (pidNS || os.Geteuid() != 0) { // abort: a layered child's
+		return fmt.Errorf("%w: the layer is off in this test", launch.ErrLayerUnavailable)
+	}
+	return f.Host.LayerAvailable(pidNS)
+}
+func (f *fake) SupervisorAvailable() error {
+	if f.noSupervisor || f.listenErr != nil {
+		return fmt.Errorf("%w: the listener is held in this test", launch.ErrSupervisorUnavailable)
+	}
+	return f.Host.SupervisorAvailable()
+}
+
 func (f *fake) BuildMountLayer(roots []*pathfd.Root, priv launch.Private) (launch.Mounted, bool, error) {
 	f.swapRoot()
 	if f.die {
@@ -1173,4 +1188,44 @@ func TestProbeRefusesABwrapInABindMountOfTmp(t *testing.T) {
 	require.NoError(t, json.Unmarshal(out, &p), "%s", out)
 	require.Equal(t, "none", p["auto_backend"])
 	require.Contains(t, p["auto_reason"], " is beneath the writable /tmp: ")
+}
+
+// TestProbeAndRunAgree: on each host shape the fake kernel can play, `confine probe --json` and a run with a
+// report agree on what guards the launch: the metadata mechanism, the seccomp denials, each channel's status,
+// and a refusal. Probe decides once, asking the host beforehand; Run decides by trying (launch.Decide both).
+func TestProbeAndRunAgree(t *testing.T) {
+	requireLandlock(t)
+	for _, spec := range []string{
+		"abi=7", "abi=5", "abi=2,layer=off", "abi=2,layer=off,supervisor=off", "abi=5,buildlayer=EPERM",
+		"abi=6,layer=abort", "abi=5,layer=abort", "abi=4,layer=off,listener=EBUSY",
+		"abi=3,release=6.6.36.6-microsoft-standard-WSL2,interop=disabled",
+		"abi=3,release=6.6.36.6-microsoft-standard-WSL2,interop=enabled",
+		"abi=3,release=6.6.36.6-microsoft-standard-WSL2,interop=enabled,layer=off",
+	} {
+		t.Run(spec, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "probe", "--json")
+			cmd.Env = append(append(withoutTempVars(os.Environ()), fakeEnv+"="+spec), noBwrap(t)...)
+			out, err := cmd.Output()
+			require.NoError(t, err)
+			var p map[string]any
+			require.NoError(t, json.Unmarshal(out, &p), "%s", out)
+			r := confineEnv(t, noBwrap(t), spec, "--report-fd", "3", "--worktree", "$W", "--", "/bin/true")
+			if p["auto_backend"] == "none" {
+				require.Equal(t, launch.ExitRefused, r.status, "probe refuses (%s), the run did not: %s", p["auto_reason"], r.stderr)
+				return
+			}
+			require.Equal(t, 0, r.status, "probe says %s, the run failed: %s", p["strategies"], r.stderr)
+			require.NotEmpty(t, p["strategies"])
+			require.Equal(t, p["metadata"], r.report["metadata"], "probe's strategies %v", p["strategies"])
+			require.Equal(t, p["seccomp"], r.report["seccomp"])
+			status := func(ch any) map[string]any {
+				out := map[string]any{}
+				for name, c := range ch.(map[string]any) {
+					out[name] = c.(map[string]any)["status"]
+				}
+				return out
+			}
+			require.Equal(t, status(p["channels"]), status(r.report["channels"]))
+		})
+	}
 }

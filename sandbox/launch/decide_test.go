@@ -1,0 +1,241 @@
+package launch
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/confine-dev/confine/sandbox/internal/msg"
+	"github.com/confine-dev/confine/sandbox/landlock"
+	"github.com/confine-dev/confine/sandbox/report"
+)
+
+// The host shapes of the decision table: what a host allows, as HostShape's errors say it.
+var (
+	mountsDenied = msg.Err(ErrLayerUnavailable, ": open_tree in new namespaces: permission denied")      // userns fine, mounts denied (Ubuntu 24.04's AppArmor)
+	nsBlocked    = msg.Err(ErrLayerUnavailable, ": starting the layered child: operation not permitted") // user namespaces blocked (sysctl, a container's seccomp)
+	listenerHeld = msg.Err(ErrSupervisorUnavailable, ": seccomp(SET_MODE_FILTER, NEW_LISTENER): device or resource busy")
+	pidnsBlocked = msg.Err(ErrLayerUnavailable, ": starting the layered child: CLONE_NEWPID: operation not permitted")
+	noBwrapHere  = errors.New("bwrap is not installed")
+)
+
+const user = 1000
+
+func abi(n int) landlock.Status { return landlock.Status{State: landlock.Available, ABI: n} }
+
+var (
+	absent   = landlock.Status{State: landlock.Absent, Errno: unix.ENOSYS}
+	disabled = landlock.Status{State: landlock.Disabled, Errno: unix.EOPNOTSUPP}
+)
+
+// row is one host shape and what the decision must make of it: the strategies in order, the refusal's reason
+// if it refuses, and the first strategy's metadata and open channels (a run with a report, no --tty, no --strict).
+type row struct {
+	cfg     Config
+	host    HostShape
+	order   []Strategy
+	refusal report.Reason
+	open    []string // the first strategy's open channels; nil: not checked
+}
+
+var auto = Config{Mode: WorkspaceWrite, Backend: Auto, ReportFD: 3}
+
+// decisionTable is the decision per host shape. Read a row as: on this host, this config tries these strategies
+// in order; the first the host allows runs (and where HostShape already says what the host refuses, it is the
+// first). The open channels are the first strategy's.
+var decisionTable = map[string]row{
+	// Ubuntu 24.04, kernel 6.8 (Landlock ABI 4), an unprivileged user, bwrap installed: AppArmor lets the user
+	// namespace be made but denies mounts in it, so there is no mount layer; Landlock is there, so auto never
+	// runs bwrap; the supervisor runs. Nothing below ABI 6 scopes signals, and without the layered child there is
+	// no PID namespace: signals stay open.
+	"ubuntu-24.04-6.8-user-bwrap": {cfg: auto, host: HostShape{EUID: user, Landlock: abi(4), Layer: mountsDenied, Bwrap: "/usr/bin/bwrap"},
+		order: []Strategy{Supervised, SeccompDeny}, open: []string{"abstract-unix", "atime", "locks", "signals", "unix-pathname"}},
+	"ubuntu-24.04-6.8-root":        {cfg: auto, host: HostShape{EUID: 0, Landlock: abi(4)}, order: []Strategy{PIDNSChild, InPlace, Supervised, SeccompDeny}, open: []string{"abstract-unix", "locks", "unix-pathname"}},
+	"user-abi4-unknown":            {cfg: auto, host: HostShape{EUID: user, Landlock: abi(4)}, order: []Strategy{PIDNSChild, UserChild, Supervised, SeccompDeny}, open: []string{"abstract-unix", "locks", "unix-pathname"}},
+	"user-abi4-pidns-blocked":      {cfg: auto, host: HostShape{EUID: user, Landlock: abi(4), PIDNS: pidnsBlocked}, order: []Strategy{UserChild, Supervised, SeccompDeny}, open: []string{"abstract-unix", "locks", "signals", "unix-pathname"}},
+	"root-abi4-pidns-blocked":      {cfg: auto, host: HostShape{EUID: 0, Landlock: abi(4), PIDNS: pidnsBlocked}, order: []Strategy{InPlace, Supervised, SeccompDeny}},
+	"user-abi6-userns-fine":        {cfg: auto, host: HostShape{EUID: user, Landlock: abi(6)}, order: []Strategy{UserChild, Supervised, SeccompDeny}, open: []string{"locks", "unix-pathname"}},
+	"user-abi6-mounts-denied":      {cfg: auto, host: HostShape{EUID: user, Landlock: abi(6), Layer: mountsDenied}, order: []Strategy{Supervised, SeccompDeny}, open: []string{"atime", "locks", "unix-pathname"}},
+	"user-abi6-namespaces-blocked": {cfg: auto, host: HostShape{EUID: user, Landlock: abi(6), Layer: nsBlocked}, order: []Strategy{Supervised, SeccompDeny}},
+	"user-abi6-no-layer-listener-held": {cfg: auto, host: HostShape{EUID: user, Landlock: abi(6), Layer: nsBlocked, Listener: listenerHeld},
+		order: []Strategy{SeccompDeny}, open: []string{"atime", "locks", "unix-pathname"}},
+	"user-abi6-listener-held-layer-fine": {cfg: auto, host: HostShape{EUID: user, Landlock: abi(6), Listener: listenerHeld}, order: []Strategy{UserChild, SeccompDeny}},
+	"root-abi6":                          {cfg: auto, host: HostShape{EUID: 0, Landlock: abi(6)}, order: []Strategy{InPlace, Supervised, SeccompDeny}, open: []string{"locks", "unix-pathname"}},
+	"root-abi9":                          {cfg: auto, host: HostShape{EUID: 0, Landlock: abi(9)}, order: []Strategy{InPlace, Supervised, SeccompDeny}, open: []string{"locks"}},
+	"user-abi11":                         {cfg: auto, host: HostShape{EUID: user, Landlock: abi(11)}, order: []Strategy{UserChild, Supervised, SeccompDeny}, open: []string{"locks"}},
+	"user-abi1-mounts-denied":            {cfg: auto, host: HostShape{EUID: user, Landlock: abi(1), Layer: mountsDenied}, order: []Strategy{Supervised, SeccompDeny}},
+	"root-abi1-namespaces-blocked":       {cfg: auto, host: HostShape{EUID: 0, Landlock: abi(1), Layer: nsBlocked}, order: []Strategy{Supervised, SeccompDeny}},
+	"user-abi0-absent-bwrap":             {cfg: auto, host: HostShape{EUID: user, Landlock: absent, Bwrap: "/usr/bin/bwrap"}, order: []Strategy{BwrapChild}, open: []string{"abstract-unix", "fifo", "locks", "unix-pathname"}},
+	"root-abi0-disabled-bwrap":           {cfg: auto, host: HostShape{EUID: 0, Landlock: disabled, Bwrap: "/usr/bin/bwrap"}, order: []Strategy{BwrapChild}},
+	"user-abi0-absent-no-bwrap":          {cfg: auto, host: HostShape{EUID: user, Landlock: absent, BwrapErr: noBwrapHere}, refusal: report.LandlockAbsent},
+	"user-abi0-disabled-no-bwrap":        {cfg: auto, host: HostShape{EUID: user, Landlock: disabled, BwrapErr: noBwrapHere}, refusal: report.LandlockDisabled},
+	"bad-CONFINE_BWRAP":                  {cfg: auto, host: HostShape{EUID: user, Landlock: absent, BwrapErr: report.Refuse(report.BackendUnavailable, "CONFINE_BWRAP is empty")}, refusal: report.BackendUnavailable},
+	"backend-landlock-absent":            {cfg: Config{Mode: WorkspaceWrite, Backend: Landlock}, host: HostShape{EUID: user, Landlock: absent, Bwrap: "/usr/bin/bwrap"}, refusal: report.LandlockAbsent},
+	"backend-bwrap-abi6":                 {cfg: Config{Mode: WorkspaceWrite, Backend: Bwrap}, host: HostShape{EUID: user, Landlock: abi(6), Bwrap: "/usr/bin/bwrap"}, order: []Strategy{BwrapChild}},
+	"backend-bwrap-absent":               {cfg: Config{Mode: WorkspaceWrite, Backend: Bwrap}, host: HostShape{EUID: user, Landlock: abi(6), BwrapErr: noBwrapHere}, refusal: report.BackendUnavailable},
+	"wsl1":                               {cfg: auto, host: HostShape{EUID: user, WSL: WSL1, Landlock: absent, Bwrap: "/usr/bin/bwrap"}, refusal: report.WSL1},
+	"wsl2-abi3-interop-disabled":         {cfg: auto, host: HostShape{EUID: user, WSL: WSL2, Interop: InteropDisabled, Landlock: abi(3)}, order: []Strategy{PIDNSChild, UserChild, Supervised, SeccompDeny}},
+	"wsl2-abi3-interop-on":               {cfg: auto, host: HostShape{EUID: user, WSL: WSL2, Interop: InteropEnabled, Landlock: abi(3)}, order: []Strategy{PIDNSChild, UserChild, Supervised, SeccompDeny}},
+	"wsl2-abi3-interop-on-no-layer":      {cfg: auto, host: HostShape{EUID: user, WSL: WSL2, Interop: InteropEnabled, Landlock: abi(3), Layer: nsBlocked}, order: []Strategy{Supervised, SeccompDeny}, refusal: report.WSL2Interop},
+	"wsl2-absent-bwrap-interop-on":       {cfg: auto, host: HostShape{EUID: user, WSL: WSL2, Interop: InteropEnabled, Landlock: absent, Bwrap: "/usr/bin/bwrap"}, refusal: report.WSL2Interop},
+	"wsl2-absent-bwrap-interop-off":      {cfg: auto, host: HostShape{EUID: user, WSL: WSL2, Interop: InteropDisabled, Landlock: absent, Bwrap: "/usr/bin/bwrap"}, order: []Strategy{BwrapChild}},
+}
+
+// TestDecisionTable checks each host shape's decision: the order, or the refusal; and the first strategy's
+// metadata and open channels. A refusal that comes from the first strategy's guard (WSL2 interop without a
+// layer) is checked there.
+func TestDecisionTable(t *testing.T) {
+	for name, c := range decisionTable {
+		t.Run(name, func(t *testing.T) {
+			d := Decide(c.cfg, c.host)
+			if !slices.Equal(d.Order, c.order) {
+				t.Fatalf("order %v, want %v", d.Order, c.order)
+			}
+			if len(d.Order) == 0 {
+				if c.refusal == "" || report.ReasonOf(d.Refusal) != c.refusal {
+					t.Fatalf("refusal %v, want reason %q", d.Refusal, c.refusal)
+				}
+				return
+			}
+			if d.Refusal != nil {
+				t.Fatalf("refused (%v) with strategies to try", d.Refusal)
+			}
+			g := d.Guard(d.Order[0])
+			if g.Metadata != d.Order[0].Metadata() {
+				t.Fatalf("metadata %s for %s", g.Metadata, d.Order[0])
+			}
+			if c.refusal != "" {
+				if report.ReasonOf(g.InteropRefusal) != c.refusal {
+					t.Fatalf("the first strategy's guard refuses with %v, want reason %q", g.InteropRefusal, c.refusal)
+				}
+				return
+			}
+			if g.InteropRefusal != nil || g.StrictRefusal != nil {
+				t.Fatalf("the guard refuses: %v %v", g.InteropRefusal, g.StrictRefusal)
+			}
+			if got := openChannels(g.Channels); c.open != nil && !slices.Equal(got, c.open) {
+				t.Fatalf("open channels %v, want %v", got, c.open)
+			}
+		})
+	}
+}
+
+// TestDecisionEveryABI sweeps ABI 1 to 11 for root and a user, with user namespaces fine, mounts denied and
+// namespaces blocked, a listener free or held, and checks the rules the order follows: a PID namespace first
+// exactly below ABI 6 where the layer can be had; root's layer in place and a user's in a child; the supervisor
+// exactly where a listener can be had; seccomp's denial last; and signals closed by ABI 6's scope or the PID
+// namespace, open otherwise.
+func TestDecisionEveryABI(t *testing.T) {
+	for n := 1; n <= 11; n++ {
+		for _, euid := range []int{0, user} {
+			for _, layer := range []error{nil, mountsDenied, nsBlocked} {
+				for _, listener := range []error{nil, listenerHeld} {
+					h := HostShape{EUID: euid, Landlock: abi(n), Layer: layer, Listener: listener}
+					d := Decide(auto, h)
+					var want []Strategy
+					if n < 6 && layer == nil {
+						want = append(want, PIDNSChild)
+					}
+					switch {
+					case layer == nil && euid == 0:
+						want = append(want, InPlace)
+					case layer == nil:
+						want = append(want, UserChild)
+					}
+					if listener == nil {
+						want = append(want, Supervised)
+					}
+					want = append(want, SeccompDeny)
+					if !slices.Equal(d.Order, want) || d.ABI != n || d.Backend != Landlock {
+						t.Fatalf("%+v: order %v (abi %d, %s), want %v", h, d.Order, d.ABI, d.Backend, want)
+					}
+					g := d.Guard(d.Order[0])
+					signalsOpen := g.Channels["signals"].Status == report.Open
+					if signalsOpen != (n < 6 && d.Order[0] != PIDNSChild) {
+						t.Fatalf("%+v: signals %s under %s", h, g.Channels["signals"].Status, d.Order[0])
+					}
+					if (g.Instead != "") != (layer != nil) {
+						t.Fatalf("%+v: the warning on the missing layer is %q", h, g.Instead)
+					}
+				}
+			}
+		}
+	}
+}
+
+// simulateRun plays Run's loop on a host whose truth is shape, as Run learns it by trying: it starts with nothing
+// known, and each strategy the truth refuses fails as it would (a PID namespace at start, a layer at start or in
+// the child, a listener at finish) and is learned (runner.learn). It returns the strategy that runs and the
+// shape Run ends up knowing.
+func simulateRun(cfg Config, truth HostShape) (Strategy, HostShape) {
+	r := &runner{cfg: cfg, host: truth}
+	r.host.Layer, r.host.PIDNS, r.host.Listener = nil, nil, nil
+	for {
+		d := Decide(cfg, r.host)
+		if d.Refusal != nil {
+			return "", r.host
+		}
+		k := d.Order[0]
+		var err error
+		switch {
+		case k == PIDNSChild && truth.PIDNS != nil && !r.opened:
+			err = truth.PIDNS
+		case (k == PIDNSChild || k == InPlace || k == UserChild) && truth.Layer != nil:
+			err = truth.Layer
+		case k == Supervised && truth.Listener != nil:
+			err = truth.Listener
+		}
+		if err == nil {
+			return k, r.host
+		}
+		if k != PIDNSChild || truth.PIDNS == nil {
+			r.opened = true // a layer fails once the child (or the namespace) started: the roots are open
+		}
+		if !r.learn(k, err) {
+			return "", r.host
+		}
+	}
+}
+
+// TestProbeAndRunAgree: for every row of the decision table, probe's decision (made once, with the host asked
+// beforehand) and Run's (learned by trying, from nothing known) run the same strategy, with the same guard.
+func TestProbeAndRunAgree(t *testing.T) {
+	for name, c := range decisionTable {
+		t.Run(name, func(t *testing.T) {
+			probe := Decide(c.cfg, c.host)
+			ran, learned := simulateRun(c.cfg, c.host)
+			if len(probe.Order) == 0 {
+				if ran != "" {
+					t.Fatalf("probe refuses, Run runs %s", ran)
+				}
+				return
+			}
+			if ran != probe.Order[0] {
+				t.Fatalf("probe says %s, Run runs %s (it learned %+v)", probe.Order[0], ran, learned)
+			}
+			run := Decide(c.cfg, learned)
+			pg, rg := probe.Guard(ran), run.Guard(ran)
+			if pg.Metadata != rg.Metadata || !slices.Equal(pg.Policy.Denied(), rg.Policy.Denied()) ||
+				!slices.Equal(openChannels(pg.Channels), openChannels(rg.Channels)) || !slices.Equal(pg.Warnings, rg.Warnings) ||
+				(pg.InteropRefusal == nil) != (rg.InteropRefusal == nil) {
+				t.Fatalf("guards differ:\nprobe %+v\nrun   %+v", pg, rg)
+			}
+			if (pg.Instead == "") != (rg.Instead == "") || !strings.HasPrefix(rg.Instead, ErrLayerUnavailable.Error()) && rg.Instead != "" {
+				t.Fatalf("the missing layer's warning: probe %q, Run %q", pg.Instead, rg.Instead)
+			}
+		})
+	}
+}
+
+// TestDecideIsPure: the same input gives the same decision, and Decide reads nothing but its arguments (a
+// HostShape naming a bwrap that does not exist is taken at its word).
+func TestDecideIsPure(t *testing.T) {
+	h := HostShape{EUID: user, Landlock: absent, Bwrap: "/nonexistent/bwrap"}
+	a, b := Decide(auto, h), Decide(auto, h)
+	if !slices.Equal(a.Order, b.Order) || a.Bwrap != "/nonexistent/bwrap" || a.Order[0] != BwrapChild {
+		t.Fatalf("decisions %+v and %+v", a, b)
+	}
+}
