@@ -226,7 +226,7 @@ func bwrapBase(tty, user bool) []string {
 	if user {
 		// uid 0 in bwrap's one user namespace (no second one, as bwrap makes to give the caller's uid back), with
 		// CAP_SYS_ADMIN, which the mount namespace answers to; the command gets the caller's IDs back from the
-		// bwrap child (final.owner), which writes the maps through its /proc.
+		// bwrap child (bwrapOwner), which writes the maps through its /proc.
 		args = append(args, "--uid", "0", "--gid", "0", "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETFCAP")
 	}
 	return args
@@ -259,6 +259,24 @@ func isBwrapDev(path string) bool {
 		return true
 	}
 	return false
+}
+
+// peer is the part of a layered child's parent that only a bwrap child has: the child is bwrap's, not ours, so
+// signals go to the PID it says first (message 1 of the protocol, handoff.go).
+type peer struct {
+	started bool // the child said its PID
+	pid     int  // the child's PID, where signals are forwarded
+	pidfd   int  // a pidfd of it (pidfd_open, 5.3), or -1
+}
+
+// learn reads the bwrap child's PID from sock (peerPID), once the Handoff is sent.
+func (p *peer) learn(sock int) {
+	if pid, err := peerPID(sock); err == nil {
+		p.started, p.pid = true, pid
+		if fd, err := unix.PidfdOpen(pid, 0); err == nil {
+			p.pidfd = fd
+		}
+	}
 }
 
 // bwrapped is the parent's side of a bwrap child: a layered child whose process is bwrap.
@@ -323,8 +341,8 @@ func startBwrap(path string, fd int, p *plan, binds []*pathfd.Root, reportFD int
 	files = append(files, uintptr(fd))
 	unix.SetNonblock(sync[0], true)
 	unix.SetNonblock(errPipe[0], true)
-	c := &layered{sock: sock[0], sync: os.NewFile(uintptr(sync[0]), "sync"), root: -1, pidfdNum: -1, fwdPidfd: -1,
-		reportFD: reportFD, peer: true}
+	c := &layered{sock: sock[0], sync: os.NewFile(uintptr(sync[0]), "sync"), root: -1, pidfdNum: -1,
+		reportFD: reportFD, peer: &peer{pidfd: -1}}
 	b := &bwrapped{layered: c, stderr: newRelay(os.NewFile(uintptr(errPipe[0]), "bwrap stderr"))}
 	pidfd := -1
 	// bwrap's outer process must not die of a signal meant for the command (its child would die with it,
@@ -366,7 +384,7 @@ func (b *bwrapped) Root() int { return pathfd.Here }
 // happens.
 func (b *bwrapped) Run(h *Handoff) (syscall.WaitStatus, error) {
 	ws, err := b.layered.Run(h)
-	if err == nil || b.started {
+	if err == nil || b.peer.started {
 		b.stderr.pass()
 		return ws, err
 	}

@@ -46,188 +46,6 @@ const maxRules = 253
 // nothing but refuse.
 const layerEnv = "CONFINE_INTERNAL_MOUNT_LAYER"
 
-// Handoff is the plan as a layered child receives it: everything decided, with the guard chosen.
-type Handoff struct {
-	Path       string // the command, resolved
-	Argv       []string
-	Env        []string
-	Handled    landlock.Access
-	Scoped     landlock.Scope
-	Rules      []HandoffRule
-	Filter     []unix.SockFilter // the seccomp program
-	ReportFD   int               // the report's descriptor in the child, or -1
-	ReportName int               // the caller's number for it (--report-fd), for messages
-	Report     []byte            // the report, outcome "exec", written to ReportFD just before execve
-	Init       bool              // the child is the init of a new PID namespace: it runs the command as its child
-	Warn       string            // a warning for stderr, printed just before execve, or ""
-	Binds      []Bind            // for a bwrap child: what bwrap was asked to bind read-write
-	UID, GID   int               // for a user's bwrap child (uid 0 in bwrap's user namespace): the caller's, which the command gets back; else -1
-	Interop    bool              // close WSL2's interop in the mount layer (Private.Interop)
-
-	fds []int // the parent's descriptor of each rule
-}
-
-// Bind is a root bwrap binds read-write: its path and the identity of the directory or file validated there.
-type Bind struct {
-	Path     string
-	Dev, Ino uint64
-}
-
-// HandoffRule is one path-beneath rule; its descriptor travels beside the Handoff, in the same order.
-type HandoffRule struct {
-	Path     string
-	Dir      bool // from fstat on the descriptor, in the parent
-	Writable bool // gets a writable clone in the mount layer
-	Devpts   bool // /dev/pts with --tty: the layer mounts a private devpts instance and the rule moves to it
-	Shm      bool // /dev/shm: the layer mounts a private tmpfs on this descriptor and the rule moves to it
-}
-
-// handoff is p, guarded by prog, as a layered child receives it.
-func (p *plan) handoff(prog []unix.SockFilter, callerReportFD int) *Handoff {
-	rep := *p.rep // the parent's stays as it is, for a refusal or a fallback
-	rep.Outcome, rep.Command = "exec", append([]string{p.path}, p.argv[1:]...)
-	h := &Handoff{Path: p.path, Argv: p.argv, Env: p.env, Handled: p.handled, Scoped: p.scoped, Filter: prog, Init: p.pidNS, ReportFD: -1,
-		ReportName: callerReportFD, Warn: p.tempWarn, Binds: p.binds, UID: -1, GID: -1,
-		Interop: p.closeWSL}
-	if p.bwrap != "" && p.euid != 0 {
-		h.UID, h.GID = p.euid, os.Getegid()
-	}
-	if callerReportFD >= 0 {
-		h.ReportFD, h.Report = reportFD, rep.Marshal()
-	}
-	writable := map[int]bool{}
-	for _, r := range p.writable {
-		writable[r.FD] = true
-	}
-	for i, r := range p.rules {
-		if p.bwrap != "" {
-			break // bwrap binds the roots, and there is no Landlock rule to add
-		}
-		h.Rules = append(h.Rules, HandoffRule{Path: r.Path, Dir: r.Dir, Writable: writable[r.FD], Devpts: i == p.devpts, Shm: i == p.shm})
-		h.fds = append(h.fds, r.FD)
-	}
-	return h
-}
-
-func (h *Handoff) marshal() []byte {
-	var e encoder
-	e.str(h.Path)
-	e.strs(h.Argv)
-	e.strs(h.Env)
-	e.num(uint64(h.Handled))
-	e.num(uint64(h.Scoped))
-	e.num(uint64(len(h.Rules)))
-	for _, r := range h.Rules {
-		e.str(r.Path)
-		e.num(uint64(flag(r.Dir) | flag(r.Writable)<<1 | flag(r.Devpts)<<2 | flag(r.Shm)<<3))
-	}
-	e.num(uint64(len(h.Filter)))
-	for _, in := range h.Filter {
-		e.num(uint64(in.Code) | uint64(in.Jt)<<16 | uint64(in.Jf)<<24 | uint64(in.K)<<32)
-	}
-	e.num(uint64(int64(h.ReportFD)))
-	e.num(uint64(int64(h.ReportName)))
-	e.bytes(h.Report)
-	e.num(uint64(flag(h.Init) | flag(h.Interop)<<1))
-	e.str(h.Warn)
-	e.num(uint64(len(h.Binds)))
-	for _, b := range h.Binds {
-		e.str(b.Path)
-		e.num(b.Dev)
-		e.num(b.Ino)
-	}
-	e.num(uint64(int64(h.UID)))
-	e.num(uint64(int64(h.GID)))
-	return e.b
-}
-
-func unmarshalHandoff(b []byte) (*Handoff, error) {
-	d := decoder{b: b}
-	h := &Handoff{Path: d.str(), Argv: d.strs(), Env: d.strs(), Handled: landlock.Access(d.num()),
-		Scoped: landlock.Scope(d.num())}
-	h.Rules = make([]HandoffRule, d.count())
-	for i := range h.Rules {
-		h.Rules[i].Path = d.str()
-		f := d.num()
-		h.Rules[i].Dir, h.Rules[i].Writable, h.Rules[i].Devpts, h.Rules[i].Shm = f&1 != 0, f&2 != 0, f&4 != 0, f&8 != 0
-	}
-	h.Filter = make([]unix.SockFilter, d.count())
-	for i := range h.Filter {
-		v := d.num()
-		h.Filter[i] = unix.SockFilter{Code: uint16(v), Jt: uint8(v >> 16), Jf: uint8(v >> 24), K: uint32(v >> 32)}
-	}
-	h.ReportFD = int(int64(d.num()))
-	h.ReportName = int(int64(d.num()))
-	h.Report = d.bytes()
-	f := d.num()
-	h.Init, h.Interop = f&1 != 0, f&2 != 0
-	h.Warn = d.str()
-	h.Binds = make([]Bind, d.count())
-	for i := range h.Binds {
-		h.Binds[i] = Bind{Path: d.str(), Dev: d.num(), Ino: d.num()}
-	}
-	h.UID = int(int64(d.num()))
-	h.GID = int(int64(d.num()))
-	if d.err == nil && len(d.b) > 0 {
-		d.err = errShort
-	}
-	return h, d.err
-}
-
-func flag(b bool) uint8 {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// The parent/child protocol of a layered child (and a bwrap child, bwrap.go): every message, in order. "sock" is
-// the handoff socket (handoffFD in the child), "sync" the sync pipe (syncFD in the child, close-on-exec).
-//
-//	| # | who -> whom    | on   | what                                              | when                                    | the reader does                                              |
-//	|---|----------------|------|---------------------------------------------------|-----------------------------------------|--------------------------------------------------------------|
-//	| 1 | child -> parent| sock | 1 byte with SCM_CREDENTIALS (peerPID)             | a bwrap child only, as it starts        | learns the child's PID in its own PID namespace, for signals |
-//	| 2 | parent -> child| sock | 8-byte LE length + SCM_RIGHTS (the rules' fds),   | once the roots are open (layered.send); | the child decodes the Handoff (receive); EOF or a short or   |
-//	|   |                |      | then the Handoff's bytes (wire.go); then SHUT_WR  | nothing else is ever sent               | malformed one: refusal (125), nothing runs                   |
-//	| 3a| child -> parent| sync | execMark                                          | just before execve (not an init)        | waits for EOF (close-on-exec): the command was executed      |
-//	| 3b| child -> parent| sync | execMark, then a syncMsg                          | execve failed                           | an *ExecError (the child wrote the report's second record)   |
-//	| 3c| child -> parent| sync | a syncMsg; the child exits 125                    | it stopped before execve                | Layer: ErrLayerUnavailable (the next strategy, in place);    |
-//	|   |                |      |                                                   |                                         | else a refusal or an *ExecError, reported by the parent      |
-//	| 3d| child -> parent| sync | nothing: EOF without execMark                     | the child died                          | refusal (internal), naming how it ended                      |
-//	| 4 | init -> parent | sync | execMark once the command runs; then, once it     | an init: Handoff.Init (pidns, bwrap)    | forwards signals until the child exits; then mirrors the     |
-//	|   |                |      | ended, its 4-byte LE wait status; the init exits 0|                                         | command's wait status, not the init's                        |
-//
-// Signals: the parent catches the ones in forwarded from the child's start, and forwards them (by pidfd where
-// it has one) once the child said execMark; where the command never ran, it delivers them to itself again
-// (redeliver). A parent that dies takes the child with it (Pdeathsig).
-//
-// syncMsg is what a layered child says on the sync pipe when it stops before execve (3b, 3c).
-type syncMsg struct {
-	Layer  bool          // the mount layer could not be built: the parent falls back
-	Reason report.Reason // a refusal: the parent reports it
-	Exec   int           // execve failed with this exit status (the report and the exec-failed record are written)
-	Error  string
-}
-
-// execMark is the one byte a layered child writes on the sync pipe just before its execve (3a, 3b), or an init
-// once its command runs (4).
-const execMark = 'x'
-
-func (m syncMsg) marshal() []byte {
-	var e encoder
-	e.num(uint64(flag(m.Layer)))
-	e.str(string(m.Reason))
-	e.num(uint64(m.Exec))
-	e.str(m.Error)
-	return e.b
-}
-
-func unmarshalSync(b []byte) (syncMsg, error) {
-	d := decoder{b: b}
-	m := syncMsg{Layer: d.num() != 0, Reason: report.Reason(d.str()), Exec: int(d.num()), Error: d.str()}
-	return m, d.err
-}
-
 // LayeredChild is a layered child that waits for its plan.
 type LayeredChild interface {
 	// Root is an O_PATH descriptor of the child's root directory, in its mount namespace.
@@ -249,10 +67,7 @@ type layered struct {
 	pidfdNum        int      // pidfd's descriptor, for pidfd_send_signal (Fd would make pidfd blocking); or -1
 	reportFD        int      // ours, or -1
 	signals         *signalCatcher
-	peer            bool // the child is not our child but bwrap's: it says its PID first (peerPID)
-	started         bool // with peer: the child said it
-	fwdPid          int  // with peer: the child's PID, where signals are forwarded
-	fwdPidfd        int  // with peer: a pidfd of it (pidfd_open, 5.3), or -1
+	peer            *peer // a bwrap child's part (bwrap.go): the child is bwrap's, not ours; nil for our own child
 }
 
 // supervisorAvailable installs a filter that allows everything, with a listener, on a thread of its own that
@@ -300,7 +115,7 @@ func startLayered(reportFD int, pidNS bool) (LayeredChild, error) {
 		files = append(files, uintptr(reportFD))
 	}
 	unix.SetNonblock(sync[0], true)
-	c := &layered{sock: sock[0], sync: os.NewFile(uintptr(sync[0]), "sync"), root: -1, pidfdNum: -1, fwdPidfd: -1,
+	c := &layered{sock: sock[0], sync: os.NewFile(uintptr(sync[0]), "sync"), root: -1, pidfdNum: -1,
 		reportFD: reportFD, signals: catchSignals()} // caught while the child starts, before it is handed its plan (Run)
 	attr, pidfd := layerAttr(pidNS), -1
 	attr.PidFD = &pidfd
@@ -353,15 +168,16 @@ func (c *layered) Abort() {
 // close closes the parent's ends: once the child runs the command, or is gone.
 func (c *layered) close() {
 	fds := []int{c.sock, c.root}
-	if c.peer { // only a bwrap child's parent has one
-		fds = append(fds, c.fwdPidfd)
+	if c.peer != nil {
+		fds = append(fds, c.peer.pidfd)
+		c.peer.pidfd = -1
 	}
 	for _, fd := range fds {
 		if fd >= 0 {
 			unix.Close(fd)
 		}
 	}
-	c.sock, c.root, c.fwdPidfd = -1, -1, -1
+	c.sock, c.root = -1, -1
 	for _, f := range []*os.File{c.sync, c.pidfd} {
 		if f != nil {
 			f.Close()
@@ -403,13 +219,8 @@ func (c *layered) Run(h *Handoff) (syscall.WaitStatus, error) {
 		c.Abort()
 		return 0, msg.Err(ErrLayerUnavailable, ": handing the plan to the layered child: ", err.Error())
 	}
-	if c.peer {
-		if pid, err := peerPID(c.sock); err == nil {
-			c.started, c.fwdPid = true, pid
-			if fd, err := unix.PidfdOpen(pid, 0); err == nil {
-				c.fwdPidfd = fd
-			}
-		}
+	if c.peer != nil {
+		c.peer.learn(c.sock)
 	}
 	// The child says execMark just before its execve, then EOF follows (close-on-exec); anything else means it
 	// stopped before the command ran: a message, or nothing at all if it died. An init says execMark once the
@@ -433,8 +244,8 @@ func (c *layered) Run(h *Handoff) (syscall.WaitStatus, error) {
 		unix.Close(c.reportFD) // the child wrote the report; a reader sees EOF when the command closes it
 	}
 	pid, pidfd := c.pid, c.pidfdNum
-	if c.peer {
-		pid, pidfd = c.fwdPid, c.fwdPidfd
+	if c.peer != nil {
+		pid, pidfd = c.peer.pid, c.peer.pidfd
 	}
 	done, forwarded := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -546,8 +357,8 @@ func receive() (*Handoff, []int, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(fds) != len(h.Rules) || len(h.Argv) == 0 {
-		return nil, nil, msg.Err("malformed: ", len(fds), " descriptors for ", len(h.Rules), " rules")
+	if len(fds) != len(h.rules()) || len(h.Argv) == 0 {
+		return nil, nil, msg.Err("malformed: ", len(fds), " descriptors for ", len(h.rules()), " rules")
 	}
 	return h, fds, nil
 }
@@ -666,7 +477,6 @@ func waitText(ws syscall.WaitStatus) string {
 	return "status " + msg.Itoa(int(ws))
 }
 
-// runChild is RunChild's work; bwrap says the child was started by bwrap (bwrap.go), which built the layer.
 // signalName is a signal's uapi name for the ones a process usually dies of, else "signal N": a table of these
 // alone, not x/sys's of every signal (SignalName).
 func signalName(sig syscall.Signal) string {
@@ -681,6 +491,9 @@ func signalName(sig syscall.Signal) string {
 	return "signal " + msg.Itoa(int(sig))
 }
 
+// runChild is RunChild's work; bwrap says the child was started by bwrap (bwrap.go), which built the layer. It
+// switches once on the Handoff's kind, which must be the one this child was started as: a layered child builds
+// the mount layer, a bwrap child seals bwrap's; both then run the shared tail, as an init where Handoff.Init says.
 func runChild(s System, bwrap bool) error {
 	var signals *signalCatcher
 	if bwrap || os.Getpid() == 1 { // an init (runInit): it catches them while it waits for the plan
@@ -695,10 +508,49 @@ func runChild(s System, bwrap bool) error {
 	if err != nil {
 		return report.Refuse(report.Internal, "the handoff: ", err.Error())
 	}
-	rules := make([]landlock.Rule, len(h.Rules))
+	t := &tail{domain: true, handled: h.Handled, scoped: h.Scoped, prog: h.Filter, path: h.Path, argv: h.Argv,
+		env: h.Env, report: h.Report, reportFD: h.ReportFD, reportName: h.ReportName, warn: h.Warn}
+	var owner *syscall.SysProcAttr
+	switch {
+	case h.Kind == HandoffLayered && !bwrap:
+		if t.rules, err = buildChildLayer(s, h.Layered, fds); err != nil {
+			return err
+		}
+		// A root layered child (below ABI 6, in a PID namespace but no user namespace) is real root: its command's
+		// capabilities are cut as in place. A user's child is root only in its own user namespace, which it keeps
+		// the caller's uid in, so euid is not 0 there.
+		t.root = os.Geteuid() == 0
+	case h.Kind == HandoffBwrap && bwrap:
+		if err := sealBwrapLayer(h.Bwrap.Binds, h.Bwrap.UID >= 0); err != nil {
+			return err
+		}
+		t.domain, t.root, owner = false, os.Geteuid() == 0 && h.Bwrap.UID < 0, bwrapOwner(h.Bwrap.UID, h.Bwrap.GID)
+	default:
+		return report.Refuse(report.Internal, "the handoff: kind ", int(h.Kind), " is not this child's (a bwrap child: ", bwrapText(bwrap), ")")
+	}
+	finish := execIt(func() error { return writeAll(syncFD, []byte{execMark}) })
+	if h.Init {
+		finish = asInit(owner, signals)
+	}
+	_, err = t.confineAndExec(s, finish)
+	return err
+}
+
+func bwrapText(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// buildChildLayer builds the mount layer a layered child's part of its Handoff asks for, on the rules'
+// descriptors fds, and returns the Landlock rules, the /dev/pts and /dev/shm ones moved to the layer's private
+// mounts. An error wraps ErrLayerUnavailable: the parent falls back in place (nothing here is its namespace).
+func buildChildLayer(s System, part *LayeredPart, fds []int) ([]landlock.Rule, error) {
+	rules := make([]landlock.Rule, len(part.Rules))
 	var writable []*pathfd.Root
 	devpts, shm := -1, -1
-	for i, r := range h.Rules {
+	for i, r := range part.Rules {
 		rules[i] = landlock.Rule{Path: r.Path, FD: fds[i], Dir: r.Dir}
 		if r.Writable {
 			writable = append(writable, &pathfd.Root{Path: r.Path, FD: fds[i]})
@@ -710,33 +562,21 @@ func runChild(s System, bwrap bool) error {
 			shm = i
 		}
 	}
-	priv := Private{Devpts: devpts >= 0, Shm: -1, Interop: h.Interop}
+	priv := Private{Devpts: devpts >= 0, Shm: -1, Interop: part.Interop}
 	if shm >= 0 {
 		priv.Shm = fds[shm]
 	}
-	if bwrap {
-		if err := sealBwrapLayer(h.Binds, h.UID >= 0); err != nil {
-			return err
-		}
-	} else {
-		m, _, err := s.BuildMountLayer(writable, priv)
-		if err != nil { // the parent falls back in place: nothing here is its namespace
-			return msg.Err(ErrLayerUnavailable, ": ", err.Error())
-		}
-		if devpts >= 0 {
-			rules[devpts].FD = m.Devpts
-		}
-		if shm >= 0 {
-			rules[shm].FD = m.Shm
-		}
+	m, _, err := s.BuildMountLayer(writable, priv)
+	if err != nil {
+		return nil, msg.Err(ErrLayerUnavailable, ": ", err.Error())
 	}
-	// A root layered child (below ABI 6, in a PID namespace but no user namespace) is real root: its command's
-	// capabilities are cut as in place. A user's child is root only in its own user namespace, which it keeps
-	// the caller's uid in, so euid is not 0 there.
-	last := &final{init: h.Init, bwrap: bwrap, root: os.Geteuid() == 0 && h.UID < 0, uid: h.UID, gid: h.GID, handled: h.Handled, scoped: h.Scoped, rules: rules, prog: h.Filter, path: h.Path, argv: h.Argv, env: h.Env,
-		reportJSON: h.Report, reportFD: h.ReportFD, reportName: h.ReportName, warn: h.Warn, signals: signals,
-		beforeExec: func() error { return writeAll(syncFD, []byte{execMark}) }}
-	return last.confineAndExec(s)
+	if devpts >= 0 {
+		rules[devpts].FD = m.Devpts
+	}
+	if shm >= 0 {
+		rules[shm].FD = m.Shm
+	}
+	return rules, nil
 }
 
 // checkLayerChild verifies that this process is a layered child of confine: its mount namespace is new, and

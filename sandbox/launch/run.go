@@ -10,7 +10,6 @@ import (
 	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"github.com/confine-dev/confine/sandbox/landlock"
 	"github.com/confine-dev/confine/sandbox/report"
-	"github.com/confine-dev/confine/sandbox/supervisor"
 )
 
 // Exit statuses, after env(1) and timeout(1).
@@ -100,124 +99,6 @@ func Run(cfg Config, f Facts, s System) error {
 // allows.
 func hostShape(f Facts, st landlock.Status) HostShape {
 	return HostShape{EUID: f.EUID, WSL: f.WSL, Interop: f.Interop, Release: f.Release, Landlock: st}
-}
-
-// final is what the last step needs: the plan with its guard chosen. A layered child rebuilds it from its
-// Handoff.
-type final struct {
-	init       bool // run the command as the child of this process, the init of its PID namespace
-	bwrap      bool // bwrap built the layer (bwrap.go), and no Landlock domain is asked for
-	uid, gid   int  // a user's bwrap child: the caller's IDs, which the command gets back in a user namespace of its own; else -1
-	handled    landlock.Access
-	scoped     landlock.Scope
-	rules      []landlock.Rule
-	prog       []unix.SockFilter
-	path       string
-	argv       []string
-	env        []string
-	root       bool           // the command runs as root: cut its capabilities
-	rep        *report.Report // the report, made final here; or, in a layered child, nil and
-	reportJSON []byte         // the report as the parent made it final
-	reportFD   int
-	reportName int                    // the caller's number for reportFD, for messages
-	beforeExec func() error           // the last step before execve, if any
-	supervisor *supervisor.Supervisor // if set, the filter (with its listener) is in place: run the command as a child and supervise it
-	warn       string                 // a warning for stderr, printed just before execve (confine: warning: ...), or ""
-	reported   bool                   // the report was written: a later failure is not reported again, but an exec failure is recorded after it
-	signals    *signalCatcher         // where the command runs as a child (init, supervisor): the signals it gets, caught early; or nil
-}
-
-func (p *plan) final(prog []unix.SockFilter, reportFD int) *final {
-	return &final{handled: p.handled, scoped: p.scoped, rules: p.rules, prog: prog, path: p.path, argv: p.argv, env: p.env,
-		root: p.euid == 0, rep: p.rep, reportFD: reportFD, reportName: reportFD, warn: p.tempWarn}
-}
-
-// confineAndExec is the shared tail: restrict the thread with the Landlock ruleset, cut root's capabilities,
-// install the seccomp filter, write the report and execve. It returns only on failure, a *report.Refusal or
-// an *ExecError, and nothing has run then. The report's descriptor stays open (close-on-exec) until execve,
-// so that a failed execve can be explained on it by a second record (execFailed).
-func (c *final) confineAndExec(s System) error {
-	if c.bwrap { // the bwrap backend: no Landlock domain
-		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil { // Landlock sets it otherwise
-			return report.Refuse(report.Internal, "prctl(PR_SET_NO_NEW_PRIVS): ", err.Error())
-		}
-	} else if err := landlock.Restrict(s, c.handled, c.scoped, c.rules); err != nil {
-		return &report.Refusal{Reason: report.Ruleset, Err: err}
-	}
-	if c.root {
-		if err := s.LimitRootCaps(); err != nil {
-			return report.Refuse(report.Ruleset, "limiting root's capabilities: ", err.Error())
-		}
-		if c.rep != nil { // a layered child has the parent's report, made final there
-			c.rep.Warnings = append(c.rep.Warnings, "root: the command keeps only the capabilities "+rootCapNames())
-		}
-	}
-	if err := isolate(); err != nil {
-		return report.Refuse(report.Internal, err.Error())
-	}
-	if c.prog != nil {
-		if err := s.SetSeccomp(c.prog); err != nil {
-			return report.Refuse(report.Seccomp, "seccomp(SET_MODE_FILTER): ", err.Error())
-		}
-	}
-	// From here on the thread is confined; a failure still runs nothing.
-	if c.rep != nil && c.reportFD >= 0 {
-		c.rep.Outcome, c.rep.Command = "exec", append([]string{c.path}, c.argv[1:]...)
-		c.reportJSON = c.rep.Marshal()
-	}
-	c.reported = true
-	if c.reportFD >= 0 {
-		if err := writeAll(c.reportFD, c.reportJSON); err != nil {
-			unix.Close(c.reportFD)
-			return report.Refuse(report.BadReportFD, "writing the report to --report-fd ", c.reportName, ": ", err.Error())
-		}
-	}
-	if err := cloexecFrom(3); err != nil { // the report's descriptor among them: execve closes it
-		return report.Refuse(report.Internal, "marking inherited descriptors close-on-exec: ", err.Error())
-	}
-	if c.warn != "" { // only now, when nothing can refuse any more: a refusal is one line
-		writeAll(2, []byte("confine: warning: "+report.OneLine(c.warn)+"\n"))
-	}
-	if c.init {
-		return runInit(c.path, c.argv, c.env, c.reportFD, c.owner(), c.signals)
-	}
-	if c.supervisor != nil {
-		return c.supervise()
-	}
-	if c.beforeExec != nil {
-		if err := c.beforeExec(); err != nil {
-			return report.Refuse(report.Internal, "telling the parent: ", err.Error())
-		}
-	}
-	return execFailed(c.path, c.argv, s.Exec(c.path, c.argv, c.env), c.reportFD)
-}
-
-// owner is how a user's bwrap child, uid 0 in bwrap's user namespace (so that it could seal the layer), starts
-// the command: in a user namespace of its own where the caller's uid and gid map to that 0, as bwrap itself does
-// it. The command then has its caller's IDs and, at execve, no capability; the mounts are locked to it.
-func (c *final) owner() *syscall.SysProcAttr {
-	if !c.bwrap || c.uid < 0 {
-		return nil
-	}
-	return &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWUSER,
-		UidMappings: []syscall.SysProcIDMap{{ContainerID: c.uid, HostID: 0, Size: 1}},
-		GidMappings: []syscall.SysProcIDMap{{ContainerID: c.gid, HostID: 0, Size: 1}}}
-}
-
-// supervise runs the command as a child of this process and answers its filter's notifications from another
-// thread (package supervisor), until the command ends: a *ChildExit, or the *ExecError if it could not be
-// executed. This process becomes a child subreaper (PR_SET_CHILD_SUBREAPER, 3.4), so that the command's orphans
-// stay its descendants, whose memory it may read where Yama's ptrace_scope is 1.
-func (c *final) supervise() error {
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		return report.Refuse(report.Internal, "prctl(PR_SET_CHILD_SUBREAPER): ", err.Error())
-	}
-	go c.supervisor.Serve()
-	status, err := runCommand(c.path, c.argv, c.env, c.reportFD, nil, nil, c.signals)
-	if err != nil {
-		return err
-	}
-	return &ChildExit{Status: status}
 }
 
 // writeReport writes a marshalled report to fd (if >= 0) and closes fd, so the command does not inherit it.

@@ -6,7 +6,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/confine-dev/confine/sandbox/report"
-	"github.com/confine-dev/confine/sandbox/supervisor"
 )
 
 // A strategy runs the command one way (Strategy), from the parent's side: one implementation a file
@@ -160,15 +159,22 @@ func (r *runner) fillGuard(g Guard) {
 	if g.Interop != "" {
 		rep.Warnings = append(rep.Warnings, g.Interop)
 	}
+	if p.euid == 0 { // the tail cuts root's capabilities (a user's command has none outside its user namespace)
+		rep.Warnings = append(rep.Warnings, "root: the command keeps only the capabilities "+rootCapNames())
+	}
 }
 
-// tail runs the shared tail in this process, with prog (nil where the supervisor's filter is in place already)
-// and, for a supervised command, its supervisor and the signals caught for it.
-func (r *runner) tail(prog []unix.SockFilter, sup *supervisor.Supervisor, signals *signalCatcher) error {
-	last := r.p.final(prog, r.cfg.ReportFD)
-	last.supervisor, last.signals = sup, signals
-	err := last.confineAndExec(r.s)
-	r.reported = last.reported
+// tail runs the shared tail in this process, with prog (nil where the supervisor's filter is in place already),
+// ending as finish says.
+func (r *runner) tail(prog []unix.SockFilter, finish finisher) error {
+	p := r.p
+	t := &tail{domain: true, handled: p.handled, scoped: p.scoped, rules: p.rules, prog: prog, path: p.path,
+		argv: p.argv, env: p.env, root: p.euid == 0, reportFD: r.cfg.ReportFD, reportName: r.cfg.ReportFD, warn: p.tempWarn}
+	if t.reportFD >= 0 {
+		t.report = execReport(r.rep, p.path, p.argv)
+	}
+	reported, err := t.confineAndExec(r.s, finish)
+	r.reported = reported
 	return err
 }
 

@@ -33,7 +33,7 @@ func (inPlace) finish(r *runner, g Guard) error {
 	if err != nil {
 		return err
 	}
-	return r.tail(prog, nil, nil)
+	return r.tail(prog, execIt(nil))
 }
 
 func (inPlace) abort() {}

@@ -19,7 +19,7 @@ func (seccompDeny) finish(r *runner, g Guard) error {
 	if err != nil {
 		return err
 	}
-	return r.tail(prog, nil, nil)
+	return r.tail(prog, execIt(nil))
 }
 
 func (seccompDeny) abort() {}

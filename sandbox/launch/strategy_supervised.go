@@ -34,7 +34,7 @@ func (supervised) finish(r *runner, g Guard) error {
 	}
 	sup := supervisor.New(listener, r.p.supervisedRoots())
 	signals := catchSignals() // while the rest of the tail runs
-	return r.tail(nil, sup, signals)
+	return r.tail(nil, supervise(sup, signals))
 }
 
 // noListener notes err for the report of the next strategy, and returns it.

@@ -27,6 +27,9 @@ func (e *encoder) strs(ss []string) {
 // errShort says a message ended early or claimed more than it held.
 var errShort = errors.New("truncated or malformed message")
 
+// errBadKind says a handoff names no kind this build knows.
+var errBadKind = errors.New("a handoff of no known kind")
+
 type decoder struct {
 	b   []byte
 	err error
