@@ -84,11 +84,24 @@ func (p *plan) dropShm() {
 		"shared memory and semaphores (shm_open, sem_open, Python's multiprocessing locks) fail")
 }
 
-// supervisedRoots are the writable roots as the supervisor compares them (the mount layer's writable set).
+// supervisedRoots are the writable roots as the supervisor compares them (the mount layer's writable set), each
+// opened again here, in this process's mount namespace, which is the command's: where a layered child failed,
+// the plan's descriptors lie on that child's mounts, and the supervisor compares mounts too. A root that is no
+// longer the same file here (device and inode) is left out: nothing is changed beneath it. The descriptors
+// are the plan's (closed with it), and keep the mounts, and so their IDs, alive while the supervisor runs.
 func (p *plan) supervisedRoots() []supervisor.Root {
 	var roots []supervisor.Root
 	for _, r := range p.writable {
-		if root, err := supervisor.RootOf(r.FD); err == nil {
+		here, err := pathfd.Open(r.Path)
+		if err != nil {
+			continue
+		}
+		p.roots = append(p.roots, here)
+		var a, b unix.Stat_t
+		if unix.Fstat(r.FD, &a) != nil || unix.Fstat(here.FD, &b) != nil || a.Dev != b.Dev || a.Ino != b.Ino {
+			continue
+		}
+		if root, err := supervisor.RootOf(here.FD); err == nil {
 			roots = append(roots, root)
 		}
 	}
