@@ -118,6 +118,23 @@ test('a launcher a confined command could have replaced is refused, and nothing 
   const l = require(path.join(loose, 'node_modules', '@confine-dev', 'confine'));
   await assert.rejects(l.run(['/bin/true'], { worktree: dir('loosewt') }),
     (e) => e.code === 'EUNTRUSTED' && /writable by group or others \(mode 775\)/.test(e.message));
+  // A launcher npx fetched into npm's cache, which --profile npm grants, or one hard-linked from a store.
+  const cache = dir('npmcache');
+  const npx = path.join(cache, '_npx', 'x');
+  fs.mkdirSync(npx, { recursive: true });
+  fs.copyFileSync(confine.resolve().path, path.join(npx, 'confine'));
+  const saved = process.env.npm_config_cache;
+  process.env.npm_config_cache = cache;
+  try {
+    await assert.rejects(confine.run(['/bin/true'], { worktree: dir('npxwt'), confinePath: path.join(npx, 'confine') }),
+      (e) => e.code === 'EUNTRUSTED' && e.message.includes(`lies beneath ${cache}, which a confine profile grants`));
+  } finally {
+    if (saved === undefined) delete process.env.npm_config_cache; else process.env.npm_config_cache = saved;
+  }
+  const linked = path.join(dir('linked'), 'confine');
+  fs.linkSync(path.join(npx, 'confine'), linked);
+  await assert.rejects(confine.run(['/bin/true'], { worktree: dir('linkwt'), confinePath: linked }),
+    (e) => e.code === 'EUNTRUSTED' && e.message.includes('other hard links'));
   assert.ok(!fs.existsSync(ran), 'the planted launcher ran');
 });
 
