@@ -204,7 +204,7 @@ func procCase(via string) Case {
 			"xattr of the volume's file and of the volume itself through " + what + ". The command itself gets " +
 			"EACCES on such a path (Landlock scopes ptrace); only the supervisor could follow it. The volume must " +
 			"be unchanged.",
-		Expect: []Expect{{"ABI ≥ 1, fallback", "every change fails (EACCES, EPERM or ENOENT); the volume's mode, owner, times and xattrs are unchanged"},
+		Expect: []Expect{{"ABI ≥ 1, fallback", "every change fails (ELOOP: the supervisor follows no magic link; or EACCES, EPERM); the volume's mode, owner, times and xattrs are unchanged"},
 			{"a host that denies the runner a mount namespace or a bind mount (host emulations)", "SKIP, saying so"},
 			fallbackOnly},
 		Needs: Needs{Landlock: true},
