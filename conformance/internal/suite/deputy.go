@@ -21,7 +21,6 @@ package suite
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -138,26 +137,7 @@ wait:
 	if werr != nil && !errors.As(werr, &ee) && !errors.Is(werr, exec.ErrWaitDelay) {
 		t.Fatalf("wait %s: %v", path, werr)
 	}
-	r.stdout, r.stderr, r.raw = stdout.String(), stderr.String(), strings.TrimSpace(report.String())
-	ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
-	r.exit = ws.ExitStatus()
-	if ws.Signaled() {
-		r.signal = ws.Signal()
-	}
-	if r.raw != "" {
-		var rep scReport
-		if err := json.Unmarshal([]byte(r.raw), &rep); err != nil {
-			t.Errorf("report is not one JSON object: %v: %q", err, r.raw)
-		} else {
-			r.rep = &rep
-		}
-	}
-	if s := strings.TrimSpace(r.stdout); s != "" {
-		var res []helper.Result
-		if json.Unmarshal([]byte(lastLine(s)), &res) == nil {
-			r.results = res
-		}
-	}
+	r.scRun = newScRun(t, cmd.ProcessState, stdout.String(), stderr.String(), report.String())
 	outcome := "no report"
 	if r.rep != nil {
 		outcome = strings.Join(strings.Fields(r.rep.Outcome+" "+r.rep.Reason), " ") + ", metadata " + r.rep.Metadata
@@ -165,6 +145,25 @@ wait:
 	t.Logf("%s: exit %d signal %d hung %v (%s); command results %s; stderr %q", m.name(), r.exit, r.signal, r.hung,
 		outcome, resultsText(r.results), r.stderr)
 	return r
+}
+
+// modeVariants returns c in two variants, as side-channels' routes do: as confine picks its mode (c.ID; the mount
+// layer where a namespace can be had) and where no namespace can be had (c.ID-fallback, its title extended by
+// fallbackTitle, its rows replaced by fallbackRow). Both end with rows and the row for kernels without Landlock,
+// and need what needsFallback says.
+func modeVariants(c Case, fallbackTitle string, fallbackRow Expect, rows []Expect, run func(t *T, m scMode)) []Case {
+	var out []Case
+	for _, m := range []scMode{{}, {fallback: true}} {
+		v := c
+		if m.fallback {
+			v.ID, v.Title, v.Expect = c.ID+"-fallback", c.Title+fallbackTitle, []Expect{fallbackRow}
+		}
+		v.Expect = append(append(append([]Expect{}, v.Expect...), rows...), noLandlockRowFor(m.fallback))
+		v.Needs = needsFallback(m.fallback)
+		v.Run = func(t *T) { run(t, m) }
+		out = append(out, v)
+	}
+	return out
 }
 
 // refusal reports whether r is confine's refusal, failing the case unless it is a well-formed one: exit 125, a
@@ -359,42 +358,31 @@ const openDevice = "SKIP \"open and reported\": the write reaches the backing fi
 	"(no nodev mount); a report that calls it closed, or lacks it, FAILs"
 
 func deviceCases() []Case {
-	mk := func(m scMode) Case {
-		id, title := "deputy/device-node", "a block device node inside the worktree is no door to its backing store"
-		exp := []Expect{{"ABI ≥ 1, root, mount layer", "the open fails (EACCES: the writable clones are nodev); the backing file unchanged"},
-			{"ABI ≥ 1, root, no mount layer (host emulations)", openDevice}}
-		if m.fallback {
-			id += "-fallback"
-			title += ", where no namespace can be had (no nodev mount)"
-			exp = []Expect{{"ABI ≥ 1, root, fallback", openDevice}}
-		}
-		exp = append(exp, Expect{"unprivileged", "SKIP: only root can make the node (CAP_MKNOD) and open a loop device"},
-			Expect{"no loop driver, and no loop.ko for the kernel in the payload (the VM's 6.19 and 7.x)", "SKIP, saying so"},
-			noLandlockRowFor(m.fallback))
-		return Case{
-			ID: id, Title: title,
-			Rationale: "Issue 25, route 2: sandbox/README.md says the writable clones are mounted nodev in every mode, " +
-				"but without a mount layer there are no clones. A block device node already inside the worktree (made " +
-				"by root: the command cannot make one) then opens for writing, and what is written lands in the " +
-				"device's backing store, outside the sandbox. The runner attaches a loop device to a file outside the " +
-				"writable set (outside /tmp, snapshotted), makes its node inside the worktree and checks that it can " +
-				"open it itself (the control: not a nodev filesystem); the command opens the node for writing and " +
-				"writes; the runner flushes the device and reads the backing file. A character device of a harmless " +
-				"kind is no substitute: without loop devices the case skips. Judged against channel device-nodes: " +
-				"found open and reported open is a SKIP \"open and reported\"; found open and reported closed, or not " +
-				"reported at all, is a FAIL; found closed passes, with or without the channel.",
-			Expect: exp, Needs: needsFallback(m.fallback),
-			Setup: func(t *T) {
-				t.WriteFile(t.Base+"/backing.img", strings.Repeat("outside backing store\n", 3000), 0o600)
-				// The case reads the backing file itself and judges what it finds against the channel: found
-				// open and reported open is a reviewed outcome (SKIP), which the invariant would turn into a FAIL.
-				t.Mkdir(t.Base + "/nodes")
-				t.Unwatch(t.Base+"/backing.img", t.Base+"/nodes") // nodes: the runner's own device nodes, where /dev has none
-			},
-			Run: func(t *T) { deviceAttack(t, m) },
-		}
-	}
-	return []Case{mk(scMode{}), mk(scMode{fallback: true})}
+	return modeVariants(Case{
+		ID: "deputy/device-node", Title: "a block device node inside the worktree is no door to its backing store",
+		Rationale: "Issue 25, route 2: sandbox/README.md says the writable clones are mounted nodev in every mode, " +
+			"but without a mount layer there are no clones. A block device node already inside the worktree (made " +
+			"by root: the command cannot make one) then opens for writing, and what is written lands in the " +
+			"device's backing store, outside the sandbox. The runner attaches a loop device to a file outside the " +
+			"writable set (outside /tmp, snapshotted), makes its node inside the worktree and checks that it can " +
+			"open it itself (the control: not a nodev filesystem); the command opens the node for writing and " +
+			"writes; the runner flushes the device and reads the backing file. A character device of a harmless " +
+			"kind is no substitute: without loop devices the case skips. Judged against channel device-nodes: " +
+			"found open and reported open is a SKIP \"open and reported\"; found open and reported closed, or not " +
+			"reported at all, is a FAIL; found closed passes, with or without the channel.",
+		Expect: []Expect{{"ABI ≥ 1, root, mount layer", "the open fails (EACCES: the writable clones are nodev); the backing file unchanged"},
+			{"ABI ≥ 1, root, no mount layer (host emulations)", openDevice}},
+		Setup: func(t *T) {
+			t.WriteFile(t.Base+"/backing.img", strings.Repeat("outside backing store\n", 3000), 0o600)
+			// The case reads the backing file itself and judges what it finds against the channel: found
+			// open and reported open is a reviewed outcome (SKIP), which the invariant would turn into a FAIL.
+			t.Mkdir(t.Base + "/nodes")
+			t.Unwatch(t.Base+"/backing.img", t.Base+"/nodes") // nodes: the runner's own device nodes, where /dev has none
+		},
+	}, ", where no namespace can be had (no nodev mount)", Expect{"ABI ≥ 1, root, fallback", openDevice},
+		[]Expect{{"unprivileged", "SKIP: only root can make the node (CAP_MKNOD) and open a loop device"},
+			{"no loop driver, and no loop.ko for the kernel in the payload (the VM's 6.19 and 7.x)", "SKIP, saying so"}},
+		deviceAttack)
 }
 
 // loopInfo64 is struct loop_info64 (include/uapi/linux/loop.h), 232 bytes; only lo_flags is set here.
@@ -546,35 +534,24 @@ func judgeOptional(t *T, r scRun, channel string, open bool, evidence string) {
 // Route 4: a git registration planted in a writable root named …/worktrees.
 
 func gitPointerCases() []Case {
-	mk := func(m scMode) Case {
-		id, title := "deputy/git-pointer", "a registration planted in a writable …/worktrees root does not widen the next run"
-		exp := []Expect{{"ABI ≥ 1", "the second run is refused (exit 125) or every write into objects/, refs/ and logs/ fails; they are unchanged"}}
-		if m.fallback {
-			id += "-fallback"
-			title += ", without the mount layer"
-			exp = []Expect{{"ABI ≥ 1, fallback", "the same"}}
-		}
-		return Case{
-			ID: id, Title: title,
-			Rationale: "Issue 25, route 4: linked-worktree discovery checks the layout by its names: WT/.git names " +
-				"<common>/worktrees/<name>, whose commondir names <common> and whose gitdir names WT/.git. When a " +
-				"writable root is itself named …/worktrees (here --allow OUT/worktrees, where OUT has objects/, refs/ " +
-				"and logs/ like a git directory, outside the worktree and /tmp), one run can plant " +
-				"OUT/worktrees/evil/{commondir, gitdir, HEAD} and rewrite WT/.git to point there; the next run with " +
-				"the same flags would then grant OUT/objects, OUT/refs and OUT/logs. The second run must refuse " +
-				"(exit 125) or its writes there must fail; OUT's other directories are snapshotted.",
-			Expect: append(exp, noLandlockRowFor(m.fallback)), Needs: needsFallback(m.fallback),
-			Setup: func(t *T) {
-				out := t.Base + "/gitout"
-				t.Mkdir(out+"/objects/info", out+"/refs/heads", out+"/logs/refs", out+"/worktrees")
-				t.WriteFile(out+"/HEAD", "ref: refs/heads/main\n", 0o644)
-				t.WriteFile(out+"/config", "[core]\n\trepositoryformatversion = 0\n", 0o644)
-				t.Unwatch(out + "/worktrees") // the --allow root
-			},
-			Run: func(t *T) { gitPointerAttack(t, m) },
-		}
-	}
-	return []Case{mk(scMode{}), mk(scMode{fallback: true})}
+	return modeVariants(Case{
+		ID: "deputy/git-pointer", Title: "a registration planted in a writable …/worktrees root does not widen the next run",
+		Rationale: "Issue 25, route 4: linked-worktree discovery checks the layout by its names: WT/.git names " +
+			"<common>/worktrees/<name>, whose commondir names <common> and whose gitdir names WT/.git. When a " +
+			"writable root is itself named …/worktrees (here --allow OUT/worktrees, where OUT has objects/, refs/ " +
+			"and logs/ like a git directory, outside the worktree and /tmp), one run can plant " +
+			"OUT/worktrees/evil/{commondir, gitdir, HEAD} and rewrite WT/.git to point there; the next run with " +
+			"the same flags would then grant OUT/objects, OUT/refs and OUT/logs. The second run must refuse " +
+			"(exit 125) or its writes there must fail; OUT's other directories are snapshotted.",
+		Expect: []Expect{{"ABI ≥ 1", "the second run is refused (exit 125) or every write into objects/, refs/ and logs/ fails; they are unchanged"}},
+		Setup: func(t *T) {
+			out := t.Base + "/gitout"
+			t.Mkdir(out+"/objects/info", out+"/refs/heads", out+"/logs/refs", out+"/worktrees")
+			t.WriteFile(out+"/HEAD", "ref: refs/heads/main\n", 0o644)
+			t.WriteFile(out+"/config", "[core]\n\trepositoryformatversion = 0\n", 0o644)
+			t.Unwatch(out + "/worktrees") // the --allow root
+		},
+	}, ", without the mount layer", Expect{"ABI ≥ 1, fallback", "the same"}, nil, gitPointerAttack)
 }
 
 func gitPointerAttack(t *T, m scMode) {
@@ -617,33 +594,22 @@ func gitPointerAttack(t *T, m scMode) {
 // Route 5: a FIFO planted where --profile git-global opens a file.
 
 func profileFIFOCases() []Case {
-	mk := func(m scMode) Case {
-		id, title := "deputy/profile-fifo", "a FIFO planted as $XDG_CONFIG_HOME/git/config does not hang the next launch"
-		exp := []Expect{{"ABI ≥ 1", "the second launch finishes within its bound: refused with one line (exit 125), or runs"}}
-		if m.fallback {
-			id += "-fallback"
-			title += ", without the mount layer"
-			exp = []Expect{{"ABI ≥ 1, fallback", "the same"}}
-		}
-		return Case{
-			ID: id, Title: title,
-			Rationale: "Issue 25, route 5: under --profile git-global confine prepares $XDG_CONFIG_HOME/git/config " +
-				"before it runs anything, and that directory is the command's to write. One run replaces the file with " +
-				"a FIFO; a launcher that opens it for writing, blocking, then hangs every later launch before any " +
-				"command runs: a denial of service that outlives the command. The runner (HOME without a .gitconfig, " +
-				"XDG_CONFIG_HOME outside the worktree and /tmp, GIT_CONFIG_GLOBAL unset) launches twice with the " +
-				"profile; the second launch has a bound of its own (" + fifoBound.String() + ", or the run's timeout " +
-				"if shorter). A hang is a FAIL: the runner then opens the FIFO for reading, to let the launch go on, " +
-				"so the suite itself never hangs.",
-			Expect: append(exp, noLandlockRowFor(m.fallback)), Needs: needsFallback(m.fallback),
-			Setup: func(t *T) {
-				t.Mkdir(t.Base+"/home", t.Base+"/xdg/git")
-				t.Unwatch(t.Base + "/xdg/git") // the profile's grant
-			},
-			Run: func(t *T) { profileFIFOAttack(t, m) },
-		}
-	}
-	return []Case{mk(scMode{}), mk(scMode{fallback: true})}
+	return modeVariants(Case{
+		ID: "deputy/profile-fifo", Title: "a FIFO planted as $XDG_CONFIG_HOME/git/config does not hang the next launch",
+		Rationale: "Issue 25, route 5: under --profile git-global confine prepares $XDG_CONFIG_HOME/git/config " +
+			"before it runs anything, and that directory is the command's to write. One run replaces the file with " +
+			"a FIFO; a launcher that opens it for writing, blocking, then hangs every later launch before any " +
+			"command runs: a denial of service that outlives the command. The runner (HOME without a .gitconfig, " +
+			"XDG_CONFIG_HOME outside the worktree and /tmp, GIT_CONFIG_GLOBAL unset) launches twice with the " +
+			"profile; the second launch has a bound of its own (" + fifoBound.String() + ", or the run's timeout " +
+			"if shorter). A hang is a FAIL: the runner then opens the FIFO for reading, to let the launch go on, " +
+			"so the suite itself never hangs.",
+		Expect: []Expect{{"ABI ≥ 1", "the second launch finishes within its bound: refused with one line (exit 125), or runs"}},
+		Setup: func(t *T) {
+			t.Mkdir(t.Base+"/home", t.Base+"/xdg/git")
+			t.Unwatch(t.Base + "/xdg/git") // the profile's grant
+		},
+	}, ", without the mount layer", Expect{"ABI ≥ 1, fallback", "the same"}, nil, profileFIFOAttack)
 }
 
 // fifoBound is how long the launch after the planted FIFO may take: a launch takes milliseconds on a host and
