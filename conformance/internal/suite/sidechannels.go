@@ -42,7 +42,7 @@ import (
 var strictCloses = map[string]bool{"locks": true}
 
 var Channels = []string{"stdio", "ipc", "setuid", "tty", "signals", "abstract-unix", "unix-pathname", "keyring",
-	"caps", "core-dump", "metadata", "atime", "locks"}
+	"caps", "core-dump", "metadata", "atime", "locks", "device-nodes"}
 
 // ChannelStatus is one entry of report.channels.
 type ChannelStatus struct {
