@@ -12,6 +12,8 @@
 # that keeps creating and deleting 10,000 files slows as the run goes on (the inode allocator passes over
 # recently deleted inodes), which hides the supervisor's cost. BENCH_TMPFS=1 (as root) puts the worktree on a
 # tmpfs, where little but the supervisor's round trips is left to compare. The file system is printed.
+# BENCH_BASELINE=path/to/other-confine adds that build's supervisor to every round (e.g. the last release, or main
+# before a change), and the ratio supervisor/baseline-supervisor: the change's cost, paired in the same run.
 # usage: scripts/bench-supervisor.sh path/to/confine [runs-per-round] [rounds] [workloads, default "true tar git"]
 set -euo pipefail
 confine=${1:?usage: $0 path/to/confine [runs] [rounds]}
@@ -27,6 +29,8 @@ if [[ ${BENCH_TMPFS:-} == 1 ]]; then
 fi
 echo "worktree file system: $(stat -f -c %T "$work/w")"
 cp "$confine" "$work/confine"
+baseline=${BENCH_BASELINE:-}
+[[ -z $baseline ]] || cp "$baseline" "$work/baseline"
 # One static wrapper for both variants, so that they pay the same: `wrap plain CMD...` only execs;
 # `wrap nons CMD...` first installs a filter that answers unshare and clone with a namespace flag EPERM and
 # clone3 ENOSYS (what Docker's default profile does to namespaces), so that confine has no mount layer.
@@ -110,6 +114,10 @@ bench() { # label, runs, then launchbench's -uid/-gid if any
 		ratios+=(-ratio "supervisor-$w/layer-$w")
 		variants+=("layer-$w=$work/wrap plain $work/confine --worktree $W -- $cmd"
 			"supervisor-$w=$work/wrap nons $work/confine --worktree $W -- $cmd")
+		if [[ -n $baseline ]]; then
+			ratios+=(-ratio "supervisor-$w/baseline-supervisor-$w")
+			variants+=("baseline-supervisor-$w=$work/wrap nons $work/baseline --worktree $W -- $cmd")
+		fi
 	done
 	echo "== $label ($n runs x $rounds rounds)"
 	"$work/launchbench" -runs "$n" -rounds "$rounds" "$@" "${ratios[@]}" "${variants[@]}"

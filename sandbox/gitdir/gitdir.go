@@ -65,20 +65,41 @@ type Grant struct {
 	Reason string // why git needs it, for the report
 }
 
-// Result is what Discover found. The caller owns every descriptor in Grants (Close closes them).
+// Result is what Discover found. The caller owns every descriptor in Grants, Registration and CommonDir (Close
+// closes them).
 type Result struct {
 	GitDir string   // the worktree's git directory, "" when WORKTREE/.git does not exist
 	Common string   // the common directory ("" when not a linked worktree)
 	Grants []Grant  // the directories to grant, outside the worktree
 	Notes  []string // what was not granted and why, for the report's warnings
+	// Registration and CommonDir, for a linked worktree's layout (Common set), are descriptors of the git
+	// directory that the pointers led to (<common>/worktrees/<name>) and of the common directory, so that the
+	// caller can check where they lie by identity: a registration that a confined command could have written
+	// (beneath a writable root) grants nothing that command could not already write (Trust). Else nil.
+	Registration, CommonDir *pathfd.Root
 }
 
-// Close closes the grants' descriptors.
+// Close closes the descriptors.
 func (r *Result) Close() {
 	for _, g := range r.Grants {
 		unix.Close(g.FD)
 	}
 	r.Grants = nil
+	for _, d := range []**pathfd.Root{&r.Registration, &r.CommonDir} {
+		if *d != nil {
+			(*d).Close()
+			*d = nil
+		}
+	}
+}
+
+// dup is a second descriptor of r, which the caller closes.
+func dup(r *pathfd.Root) (*pathfd.Root, error) {
+	fd, err := unix.FcntlInt(uintptr(r.FD), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &pathfd.Root{Path: r.Path, FD: fd, Kind: r.Kind}, nil
 }
 
 // ParseGitFile returns the path of a `.git` file's "gitdir: <path>" line, as git reads it: the text must
@@ -348,8 +369,10 @@ func (g *finder) linked(res *Result, gd *pathfd.Root, b []byte) error {
 	if err != nil {
 		return err
 	}
-	defer cd.Close()
-	res.Common = common
+	res.Common, res.CommonDir = common, cd
+	if res.Registration, err = dup(gd); err != nil {
+		return err
+	}
 	for _, c := range []struct{ name, reason string }{
 		{"objects", "the shared object database: new objects and packs"},
 		{"refs", "the shared refs: branches, tags, remote-tracking refs and the stash, as loose refs"},

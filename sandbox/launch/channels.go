@@ -43,6 +43,18 @@ func channels(abi int, metadata Metadata, root, tty, pidNS, strict bool) map[str
 		}
 		ch.open("atime", "no mount layer: reading a file outside may update its access time (relatime)")
 	}
+	switch {
+	case abi == 0: // the bwrap backend
+		ch.closed("device-nodes", "bwrap binds each writable directory without device access (--bind, not "+
+			"--dev-bind): a device node inside cannot be opened")
+	case layer:
+		ch.closed("device-nodes", "the mount layer's writable clones are nodev: a device node inside a writable "+
+			"root cannot be opened")
+	default:
+		ch.open("device-nodes", "no mount layer, so no nodev mount: a device node already inside a writable root "+
+			"(made by root before the launch; the command can make none) can be opened, and writing it reaches what "+
+			"it stands for, such as a disk or a loop device's backing file")
+	}
 	ch.closed("setuid", "seccomp denies set-user-ID and set-group-ID modes (openat2 and io_uring: ENOSYS); "+
 		"no file capability can be set (root has no CAP_SETFCAP; a user's would hold in its own user namespace only)")
 	if root {

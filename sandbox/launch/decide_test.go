@@ -50,18 +50,18 @@ var decisionTable = map[string]row{
 	// Ubuntu 24.04, kernel 6.8 (Landlock ABI 4), an unprivileged user, bwrap installed: AppArmor lets the user
 	// namespace be made but denies mounts in it, so there is no mount layer; Landlock is there, so auto never
 	// runs bwrap; the supervisor runs. Nothing below ABI 6 scopes signals, and without the layered child there is
-	// no PID namespace: signals stay open.
+	// no PID namespace: signals stay open; without the layer's nodev clones, so do device nodes.
 	"ubuntu-24.04-6.8-user-bwrap": {cfg: auto, host: HostShape{EUID: user, Landlock: abi(4), Layer: mountsDenied, Bwrap: "/usr/bin/bwrap"},
-		order: []Strategy{Supervised, SeccompDeny}, open: []string{"abstract-unix", "atime", "locks", "signals", "unix-pathname"}},
+		order: []Strategy{Supervised, SeccompDeny}, open: []string{"abstract-unix", "atime", "device-nodes", "locks", "signals", "unix-pathname"}},
 	"ubuntu-24.04-6.8-root":        {cfg: auto, host: HostShape{EUID: 0, Landlock: abi(4)}, order: []Strategy{PIDNSChild, InPlace, Supervised, SeccompDeny}, open: []string{"abstract-unix", "locks", "unix-pathname"}},
 	"user-abi4-unknown":            {cfg: auto, host: HostShape{EUID: user, Landlock: abi(4)}, order: []Strategy{PIDNSChild, UserChild, Supervised, SeccompDeny}, open: []string{"abstract-unix", "locks", "unix-pathname"}},
 	"user-abi4-pidns-blocked":      {cfg: auto, host: HostShape{EUID: user, Landlock: abi(4), PIDNS: pidnsBlocked}, order: []Strategy{UserChild, Supervised, SeccompDeny}, open: []string{"abstract-unix", "locks", "signals", "unix-pathname"}},
 	"root-abi4-pidns-blocked":      {cfg: auto, host: HostShape{EUID: 0, Landlock: abi(4), PIDNS: pidnsBlocked}, order: []Strategy{InPlace, Supervised, SeccompDeny}},
 	"user-abi6-userns-fine":        {cfg: auto, host: HostShape{EUID: user, Landlock: abi(6)}, order: []Strategy{UserChild, Supervised, SeccompDeny}, open: []string{"locks", "unix-pathname"}},
-	"user-abi6-mounts-denied":      {cfg: auto, host: HostShape{EUID: user, Landlock: abi(6), Layer: mountsDenied}, order: []Strategy{Supervised, SeccompDeny}, open: []string{"atime", "locks", "unix-pathname"}},
+	"user-abi6-mounts-denied":      {cfg: auto, host: HostShape{EUID: user, Landlock: abi(6), Layer: mountsDenied}, order: []Strategy{Supervised, SeccompDeny}, open: []string{"atime", "device-nodes", "locks", "unix-pathname"}},
 	"user-abi6-namespaces-blocked": {cfg: auto, host: HostShape{EUID: user, Landlock: abi(6), Layer: nsBlocked}, order: []Strategy{Supervised, SeccompDeny}},
 	"user-abi6-no-layer-listener-held": {cfg: auto, host: HostShape{EUID: user, Landlock: abi(6), Layer: nsBlocked, Listener: listenerHeld},
-		order: []Strategy{SeccompDeny}, open: []string{"atime", "locks", "unix-pathname"}},
+		order: []Strategy{SeccompDeny}, open: []string{"atime", "device-nodes", "locks", "unix-pathname"}},
 	"user-abi6-listener-held-layer-fine": {cfg: auto, host: HostShape{EUID: user, Landlock: abi(6), Listener: listenerHeld}, order: []Strategy{UserChild, SeccompDeny}},
 	"root-abi6":                          {cfg: auto, host: HostShape{EUID: 0, Landlock: abi(6)}, order: []Strategy{InPlace, Supervised, SeccompDeny}, open: []string{"locks", "unix-pathname"}},
 	"root-abi9":                          {cfg: auto, host: HostShape{EUID: 0, Landlock: abi(9)}, order: []Strategy{InPlace, Supervised, SeccompDeny}, open: []string{"locks"}},

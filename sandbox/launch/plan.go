@@ -84,11 +84,24 @@ func (p *plan) dropShm() {
 		"shared memory and semaphores (shm_open, sem_open, Python's multiprocessing locks) fail")
 }
 
-// supervisedRoots are the writable roots as the supervisor compares them (the mount layer's writable set).
+// supervisedRoots are the writable roots as the supervisor compares them (the mount layer's writable set), each
+// opened again here, in this process's mount namespace, which is the command's: where a layered child failed,
+// the plan's descriptors lie on that child's mounts, and the supervisor compares mounts too. A root that is no
+// longer the same file here (device and inode) is left out: nothing is changed beneath it. The descriptors
+// are the plan's (closed with it), and keep the mounts, and so their IDs, alive while the supervisor runs.
 func (p *plan) supervisedRoots() []supervisor.Root {
 	var roots []supervisor.Root
 	for _, r := range p.writable {
-		if root, err := supervisor.RootOf(r.FD); err == nil {
+		here, err := pathfd.Open(r.Path)
+		if err != nil {
+			continue
+		}
+		p.roots = append(p.roots, here)
+		var a, b unix.Stat_t
+		if unix.Fstat(r.FD, &a) != nil || unix.Fstat(here.FD, &b) != nil || a.Dev != b.Dev || a.Ino != b.Ino {
+			continue
+		}
+		if root, err := supervisor.RootOf(here.FD); err == nil {
 			roots = append(roots, root)
 		}
 	}
@@ -324,6 +337,10 @@ func (p *plan) openGit(root int, wt *pathfd.Root) error {
 	if err != nil {
 		return report.Refuse(report.BadRoot, "git: ", err, " (--no-git skips git discovery)")
 	}
+	if err := p.trustRegistration(res); err != nil {
+		res.Close()
+		return err
+	}
 	p.notes = append(p.notes, res.Notes...)
 	for i := range res.Grants {
 		g := &res.Grants[i]
@@ -335,6 +352,75 @@ func (p *plan) openGit(root int, wt *pathfd.Root) error {
 		p.grant(r, "git: "+g.Reason)
 	}
 	return nil
+}
+
+// trustRegistration refuses a linked worktree's registration (res.Registration, <common>/worktrees/<name>) that a
+// confined command could have written, because it lies beneath a writable rule, while the common directory does
+// not: one run could then plant the registration and point WORKTREE/.git at it, and the next would grant the
+// common directory's objects, refs and logs, which no run could write before. git's own two-way link (the
+// registration's gitdir file names this worktree) is checked by package gitdir, but a planted registration
+// carries a planted back-pointer. Where the common directory is writable too, the grants add nothing.
+func (p *plan) trustRegistration(res *gitdir.Result) error {
+	if res.Registration == nil {
+		return nil
+	}
+	reg, err := p.writableRuleAbove(res.Registration.FD)
+	if err == nil && reg != "" {
+		var common string
+		if common, err = p.writableRuleAbove(res.CommonDir.FD); err == nil && common == "" {
+			return report.Refuse(report.BadRoot, "git: ", res.Registration.Path, " lies beneath ", reg, ", which the "+
+				"command can write, but its common directory ", res.Common, " does not: an earlier confined run could "+
+				"have made this registration (--no-git skips git discovery)")
+		}
+	}
+	if err != nil {
+		return report.Refuse(report.BadRoot, "git: where ", res.Registration.Path, " lies cannot be known: ", err.Error())
+	}
+	return nil
+}
+
+// writableRuleAbove is the path of the writable directory rule that the directory open at fd is, or lies
+// beneath, or "" for none. It climbs fd's ".." chain to the top of its mount namespace, comparing each
+// directory with the rules' by device and inode, so a rule is found under any name (a bind mount) that shows
+// the directory beneath it. The descriptors compared lie in one mount namespace (open's root).
+func (p *plan) writableRuleAbove(fd int) (string, error) {
+	rules := map[[2]uint64]string{}
+	for _, r := range p.rules {
+		var st unix.Stat_t
+		if r.Dir && unix.Fstat(r.FD, &st) == nil {
+			rules[[2]uint64{st.Dev, st.Ino}] = r.Path
+		}
+	}
+	cur, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return "", err
+	}
+	defer func() { unix.Close(cur) }()
+	var st unix.Stat_t
+	if err := unix.Fstat(cur, &st); err != nil {
+		return "", err
+	}
+	for depth := 0; depth < unix.PathMax/2; depth++ {
+		if path, ok := rules[[2]uint64{st.Dev, st.Ino}]; ok {
+			return path, nil
+		}
+		up, err := unix.Openat(cur, "..", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return "", err
+		}
+		var ust unix.Stat_t
+		if err := unix.Fstat(up, &ust); err != nil {
+			unix.Close(up)
+			return "", err
+		}
+		unix.Close(cur)
+		cur = up
+		if ust.Dev == st.Dev && ust.Ino == st.Ino { // ".." of the top is itself
+			return "", nil
+		}
+		st = ust
+	}
+	return "", unix.ELOOP
 }
 
 // kernelTrees hold kernel and device state, not files: no user-given root may be one of them or inside one.

@@ -10,6 +10,7 @@
 package profile
 
 import (
+	"errors"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -236,11 +237,9 @@ func Prepare(grants []Grant, getenv func(string) string) (kept []Grant, notes []
 				notes = append(notes, "profile git-global: ~/.gitconfig exists, and git writes it through ~/.gitconfig.lock in $HOME, which no "+
 					"profile grants: git config --global fails (EROFS or EACCES); move it to "+p+"/config")
 			} else if g.Explicit {
-				fd, err := unix.Open(p+"/config", unix.O_WRONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o666)
-				if err != nil {
+				if err := touchRegular(p + "/config"); err != nil {
 					return nil, nil, refuse(g, "cannot create "+p+"/config: "+err.Error())
 				}
-				unix.Close(fd)
 			}
 		}
 		if !seen(kept, g.Path) {
@@ -248,6 +247,32 @@ func Prepare(grants []Grant, getenv func(string) string) (kept []Grant, notes []
 		}
 	}
 	return kept, notes, nil
+}
+
+// touchRegular makes sure path is a regular file, creating it empty if it is missing. The directory is one a
+// confined command may write, so an earlier run could have put anything there: the file is opened without
+// following a symlink and without blocking (a FIFO with no reader is ENXIO, not a launch that hangs), never
+// truncated, and anything but a regular file is an error.
+func touchRegular(path string) error {
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0o666)
+	switch err {
+	case nil:
+	case unix.ELOOP:
+		return errors.New("a symlink: profiles follow none")
+	case unix.ENXIO:
+		return errors.New("a FIFO, not a regular file")
+	default:
+		return err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return errors.New("not a regular file")
+	}
+	return nil
 }
 
 // identities are the device and inode of home, each of its ancestors and /, as they are now (none of them

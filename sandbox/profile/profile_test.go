@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -212,4 +213,39 @@ func TestPrepare(t *testing.T) {
 	require.Len(t, notes, 1)
 	require.Contains(t, notes[0], "~/.gitconfig exists")
 	require.Equal(t, "profile git-global: default $HOME/.config/git", kept[0].Reason)
+}
+
+// Issue 25, route 5: git-global's config file lies in a directory the command may write, so an earlier run
+// could have replaced it. A FIFO there (which blocked the next launch in open(2)), a symlink or a directory is
+// a refusal that names it, and nothing blocks; a regular file is kept as it is.
+func TestGitGlobalConfigMustBeARegularFile(t *testing.T) {
+	for name, plant := range map[string]func(path string) error{
+		"fifo":    func(p string) error { return unix.Mkfifo(p, 0o644) },
+		"symlink": func(p string) error { return os.Symlink("/etc/passwd", p) },
+		"dir":     func(p string) error { return os.Mkdir(p, 0o755) },
+		"regular": func(p string) error { return os.WriteFile(p, []byte("[user]\n"), 0o644) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			home := t.TempDir()
+			e := env("HOME", home, "XDG_CONFIG_HOME", home+"/xc")
+			require.NoError(t, os.MkdirAll(home+"/xc/git", 0o755))
+			require.NoError(t, plant(home+"/xc/git/config"))
+			gs, err := Resolve([]string{"git-global"}, e)
+			require.NoError(t, err)
+			done := make(chan error, 1)
+			go func() { _, _, err := Prepare(gs, e); done <- err }()
+			select {
+			case err = <-done:
+			case <-time.After(time.Minute): // a hang is the bug; the bound only keeps the suite from hanging with it
+				t.Fatal("Prepare blocked on " + name)
+			}
+			if name == "regular" {
+				require.NoError(t, err)
+				b, _ := os.ReadFile(home + "/xc/git/config")
+				require.Equal(t, "[user]\n", string(b), "not truncated")
+				return
+			}
+			require.ErrorContains(t, err, "cannot create "+home+"/xc/git/config: ")
+		})
+	}
 }

@@ -7,13 +7,23 @@
 //     checks that the notification is still live (SECCOMP_IOCTL_NOTIF_ID_VALID) before trusting what it read;
 //   - resolves the target itself, relative to the command's working directory, root or descriptor
 //     (/proc/PID/cwd and root; a descriptor by pidfd_getfd, 5.6, or /proc/PID/fd/N), to a descriptor of
-//     its own (O_PATH, or a duplicate of the command's open file);
-//   - checks that this descriptor lies beneath a writable root (beneath);
+//     its own (O_PATH, or a duplicate of the command's open file), following no magic link (lookup): the
+//     command's own /proc links are taken as its descriptors, working directory or root (ownLink);
+//   - checks that this descriptor lies beneath a writable root (beneath), by device, inode and mount;
 //   - makes the change on that descriptor, never by path again, and answers the call with its result, or
 //     answers EPERM.
 //
 // The kernel never resumes the call itself (no SECCOMP_USER_NOTIF_FLAG_CONTINUE), so a path swapped after the
 // check changes nothing: the change is made on what was checked.
+//
+// The supervisor is a deputy: it acts with its own rights, and must reach only what the command could. Two rules
+// keep it there. It follows no magic link (/proc/PID/root, cwd, fd/N: RESOLVE_NO_MAGICLINKS), which would take
+// it, with rights the command's Landlock domain does not have (Landlock scopes ptrace, and so those links, to
+// the domain), into another process's files and mount namespace. And it compares identities with the mount
+// (statx STATX_MNT_ID, 5.8): a mount belongs to one mount namespace, so a directory reached through another
+// namespace never matches a root or a kept directory, which were found in its own. Where that namespace has
+// an outside directory mounted beneath a path under a writable root, the ".." walk there would otherwise climb
+// to the root by device and inode.
 //
 // The check is sound because the command cannot move a file across the boundary: Landlock denies a rename or
 // link out of the writable roots (MAKE_* on the destination) and into them (REMOVE_* on an outside source;
@@ -24,6 +34,7 @@ package supervisor
 import (
 	"errors"
 	"runtime"
+	"strconv"
 	"strings"
 	"unsafe"
 
@@ -51,19 +62,49 @@ type resp struct {
 	Flags uint32
 }
 
-// A Root is a writable root as the supervisor compares it: the identity of its directory or file.
+// A Root is a writable root as the supervisor compares it: the identity of its directory or file, on the
+// mount it was opened on.
 type Root struct {
-	Dev, Ino uint64
-	Dir      bool
+	ID  Ident
+	Dir bool
 }
 
-// RootOf reads the identity of the root open at fd (an O_PATH descriptor).
+// RootOf reads the identity of the root open at fd, an O_PATH descriptor opened in the supervisor's own mount
+// namespace (a root opened in another one would match nothing there). Whoever holds fd keeps the mount alive,
+// and so its ID unused by another, while the supervisor runs.
 func RootOf(fd int) (Root, error) {
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return Root{}, err
+	id, err := identify(fd, "")
+	return Root{ID: id, Dir: id.is(unix.S_IFDIR)}, err
+}
+
+// An Ident is a file's identity as the supervisor compares it: device and inode, the mount it was reached on
+// (statx STATX_MNT_ID, 5.8), which is one mount of one mount namespace, and its type (the S_IFMT bits).
+type Ident struct {
+	Dev, Ino, Mnt uint64
+	mode          uint32
+}
+
+func (i Ident) is(typ uint32) bool { return i.mode&unix.S_IFMT == typ }
+
+// same says whether i and o are the same file on the same mount.
+func (i Ident) same(o Ident) bool { return i.Dev == o.Dev && i.Ino == o.Ino && i.Mnt == o.Mnt }
+
+// identify is the Ident of path relative to dirfd ("": dirfd's own file, AT_EMPTY_PATH), a symbolic link at
+// the end not followed. A kernel that does not report the mount (before 5.8) gives EPERM: where the mount
+// cannot be compared, nothing is changed.
+func identify(dirfd int, path string) (Ident, error) {
+	flags := unix.AT_SYMLINK_NOFOLLOW
+	if path == "" {
+		flags |= unix.AT_EMPTY_PATH
 	}
-	return Root{Dev: st.Dev, Ino: st.Ino, Dir: st.Mode&unix.S_IFMT == unix.S_IFDIR}, nil
+	var x unix.Statx_t
+	if err := unix.Statx(dirfd, path, flags, unix.STATX_TYPE|unix.STATX_INO|unix.STATX_MNT_ID, &x); err != nil {
+		return Ident{}, err
+	}
+	if x.Mask&unix.STATX_MNT_ID == 0 {
+		return Ident{}, unix.EPERM
+	}
+	return Ident{Dev: unix.Mkdev(x.Dev_major, x.Dev_minor), Ino: x.Ino, Mnt: x.Mnt_id, mode: uint32(x.Mode) & unix.S_IFMT}, nil
 }
 
 // Supervisor answers the notifications of one listener.
@@ -73,12 +114,12 @@ type Supervisor struct {
 	// inside holds directories found beneath a root, each with an O_PATH descriptor that keeps its inode
 	// alive, so that its number cannot be given to another directory while it is here; a directory beneath a
 	// root stays beneath one (see the package doc). Only positive answers are kept, and at most maxInside.
-	inside map[devIno]int
+	inside map[Ident]int
 	// names and keys hold the last maxNames files other than directories that beneath passed: the name each
 	// passed under (see beneath) and its identity, in a ring; next is where the next one goes. An unused
 	// entry has no name.
 	names []string
-	keys  []devIno
+	keys  []Ident
 	next  int
 	// getfd says whether to take the command's descriptors with pidfd_getfd (it is cleared where the kernel
 	// lacks it); pidfdFlags is PIDFD_THREAD (6.9), or 0 once refused: then only a thread-group leader's.
@@ -86,8 +127,6 @@ type Supervisor struct {
 	pidfdFlags     int
 	pidfd, pidfdOf int // the last caller's pidfd (or -1), and its thread ID
 }
-
-type devIno struct{ dev, ino uint64 }
 
 // maxInside bounds the directories kept (and so the descriptors held): past it, all are let go. maxNames
 // bounds the files kept by name (no descriptor held), the oldest let go first.
@@ -98,7 +137,7 @@ const (
 
 // New is a supervisor for listener (from seccomp.InstallListener) that allows changes beneath roots.
 func New(listener int, roots []Root) *Supervisor {
-	return &Supervisor{listener: listener, roots: roots, inside: map[devIno]int{}, names: make([]string, maxNames), keys: make([]devIno, maxNames),
+	return &Supervisor{listener: listener, roots: roots, inside: map[Ident]int{}, names: make([]string, maxNames), keys: make([]Ident, maxNames),
 		getfd: true, pidfdFlags: unix.PIDFD_THREAD, pidfd: -1}
 }
 
@@ -155,6 +194,11 @@ func (s *Supervisor) handle(n *notif) unix.Errno {
 	if errno != 0 {
 		return errno
 	}
+	if !c.byFD {
+		if errno := c.own(pid); errno != 0 {
+			return errno
+		}
+	}
 	if c.byFD && c.dirfd < 0 {
 		if !c.follow || c.dirfd != unix.AT_FDCWD { // fchmod(-1) and the like: no descriptor, as the kernel answers
 			return unix.EBADF
@@ -184,7 +228,7 @@ func (s *Supervisor) handle(n *notif) unix.Errno {
 	if c.byFD {
 		return s.onFD(base, opath, c)
 	}
-	fd, st, ok, err := s.locate(base, ownProc(pid, c.path), c.follow)
+	fd, id, ok, err := s.locate(base, c.path, c.follow)
 	if err != nil {
 		return errnoOf(err, unix.EPERM)
 	}
@@ -192,7 +236,30 @@ func (s *Supervisor) handle(n *notif) unix.Errno {
 	if !ok {
 		return unix.EPERM
 	}
-	return c.change(fd, st.Mode&unix.S_IFMT == unix.S_IFLNK)
+	return c.change(fd, id.is(unix.S_IFLNK))
+}
+
+// own rewrites a call whose path names the caller's own /proc directory (ownLink) into one on what the link
+// names: the command's descriptor (by pidfd_getfd, as for an f* call), its working directory or its root. Any
+// other magic link is left for lookup to refuse. The link itself, not followed, is EPERM: it is no file of
+// the command's.
+func (c *call) own(pid int) unix.Errno {
+	fd, rest, ok := ownLink(pid, c.path)
+	switch {
+	case !ok:
+		return 0
+	case rest == "" && !c.follow:
+		return unix.EPERM
+	case fd == cwdLink:
+		c.dirfd, c.path = unix.AT_FDCWD, "."+rest
+	case fd == rootLink:
+		c.path = "/" + strings.TrimPrefix(rest, "/")
+	case rest == "":
+		c.dirfd, c.path, c.byFD = fd, "", true
+	default:
+		c.dirfd, c.path = fd, "."+rest
+	}
+	return 0
 }
 
 // onFD makes c's change on base, our descriptor of the command's (from commandFD: opath if the command's is
@@ -202,14 +269,14 @@ func (s *Supervisor) onFD(base int, opath bool, c call) unix.Errno {
 	if opath && !c.follow { // the kernel takes no O_PATH descriptor for an f* call
 		return unix.EBADF
 	}
-	var st unix.Stat_t
-	if err := unix.Fstat(base, &st); err != nil {
+	id, err := identify(base, "")
+	if err != nil {
 		return errnoOf(err, unix.EPERM)
 	}
-	if !s.beneath(base, &st) {
+	if !s.beneath(base, id) {
 		return unix.EPERM
 	}
-	return c.change(base, st.Mode&unix.S_IFMT == unix.S_IFLNK)
+	return c.change(base, id.is(unix.S_IFLNK))
 }
 
 // commandFD is our own descriptor of the file the calling thread tid has open at fd, and whether the command's
@@ -261,60 +328,57 @@ func (s *Supervisor) commandFD(tid, fd int, needOPath bool) (int, bool, error) {
 	return got, false, err
 }
 
-// locate opens path relative to base as O_PATH (see resolve) and says whether it lies beneath a root. The
+// locate opens path relative to base as O_PATH (see lookup) and says whether it lies beneath a root. The
 // usual case, a last component that is no symbolic link to follow, is checked through the directory it was
-// found in, which is opened first: the file was that directory's child when it was opened, and a directory
-// beneath a root stays beneath one. Otherwise the whole path is resolved and the file checked by beneath.
-func (s *Supervisor) locate(base int, path string, follow bool) (fd int, st unix.Stat_t, ok bool, err error) {
+// found in, which is opened first: the file was that directory's child when it was opened, on that
+// directory's mount or one mounted on the name, and a directory beneath a root stays beneath one. Otherwise
+// the whole path is resolved and the file checked by beneath.
+func (s *Supervisor) locate(base int, path string, follow bool) (fd int, id Ident, ok bool, err error) {
 	dir, leaf := ".", path
 	if i := strings.LastIndexByte(path, '/'); i >= 0 {
 		dir, leaf = path[:i+1], path[i+1:] // "a/" for "a/b", "/" for "/b"
 	}
 	if leaf != "" && leaf != "." && leaf != ".." {
-		parent, err := unix.Openat(base, dir, unix.O_PATH|unix.O_CLOEXEC|unix.O_DIRECTORY, 0)
+		parent, err := lookup(base, dir, unix.O_DIRECTORY)
 		if err != nil {
-			return -1, st, false, err
+			return -1, id, false, err
 		}
 		defer unix.Close(parent)
 		if fd, err = unix.Openat(parent, leaf, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0); err != nil {
-			return -1, st, false, err
+			return -1, id, false, err
 		}
-		if err = unix.Fstat(fd, &st); err != nil {
+		if id, err = identify(fd, ""); err != nil {
 			unix.Close(fd)
-			return -1, st, false, err
+			return -1, id, false, err
 		}
-		switch st.Mode & unix.S_IFMT {
-		case unix.S_IFDIR:
-			return fd, st, s.walk(fd, &st), nil
-		case unix.S_IFLNK:
-			if follow {
-				unix.Close(fd)
-				break // resolved whole, below
-			}
-			fallthrough
+		switch {
+		case id.is(unix.S_IFDIR):
+			return fd, id, s.walk(fd, id), nil
+		case id.is(unix.S_IFLNK) && follow:
+			unix.Close(fd) // resolved whole, below
 		default:
-			var pst unix.Stat_t
-			if err = unix.Fstat(parent, &pst); err != nil {
+			pid, err := identify(parent, "")
+			if err != nil {
 				unix.Close(fd)
-				return -1, st, false, err
+				return -1, id, false, err
 			}
-			return fd, st, s.isRootFile(&st) || s.walk(parent, &pst), nil
+			return fd, id, s.isRootFile(id) || s.walk(parent, pid), nil
 		}
 	}
 	if fd, err = resolve(base, path, follow); err != nil {
-		return -1, st, false, err
+		return -1, id, false, err
 	}
-	if err = unix.Fstat(fd, &st); err != nil {
+	if id, err = identify(fd, ""); err != nil {
 		unix.Close(fd)
-		return -1, st, false, err
+		return -1, id, false, err
 	}
-	return fd, st, s.beneath(fd, &st), nil
+	return fd, id, s.beneath(fd, id), nil
 }
 
-// isRootFile says whether st is a regular file that is itself a root.
-func (s *Supervisor) isRootFile(st *unix.Stat_t) bool {
+// isRootFile says whether id is a regular file that is itself a root.
+func (s *Supervisor) isRootFile(id Ident) bool {
 	for _, r := range s.roots {
-		if !r.Dir && r.Dev == st.Dev && r.Ino == st.Ino && st.Mode&unix.S_IFMT == unix.S_IFREG {
+		if !r.Dir && r.ID.same(id) && id.is(unix.S_IFREG) {
 			return true
 		}
 	}
@@ -322,50 +386,98 @@ func (s *Supervisor) isRootFile(st *unix.Stat_t) bool {
 }
 
 // procPath is /proc/PID/rest.
-//
-//go:noinline
 func procPath(pid int, rest string) string { return "/proc/" + msg.Itoa(pid) + "/" + rest }
 
-// ownProc rewrites a path that names the caller's own /proc directory through a reader-relative link
-// (/proc/self, /proc/thread-self, and the /dev/fd, /dev/stdin, /dev/stdout and /dev/stderr links into it), as
-// glibc's lchmod and fchmodat(AT_SYMLINK_NOFOLLOW) do before fchmodat2: resolved by the supervisor, they would
-// name its own. A deeper link to them still resolves to the supervisor's, whose roots are beneath themselves
-// and whose other files are outside: that fails closed.
-func ownProc(pid int, path string) string {
-	own := "/proc/" + msg.Itoa(pid)
-	for _, l := range []struct{ from, to string }{
-		{"/proc/self", own}, {"/proc/thread-self", own}, {"/dev/fd", own + "/fd"},
-		{"/dev/stdin", own + "/fd/0"}, {"/dev/stdout", own + "/fd/1"}, {"/dev/stderr", own + "/fd/2"},
+// The links ownLink names besides a descriptor.
+const (
+	cwdLink  = -1 // /proc/self/cwd
+	rootLink = -2 // /proc/self/root
+)
+
+// ownLink splits a path that names the caller's own /proc directory (/proc/self, /proc/thread-self, /proc/TID
+// with the caller's thread ID, and the /dev/fd, /dev/stdin, /dev/stdout and /dev/stderr links into it) at one
+// of its magic links: fd/N (the descriptor N), cwd (cwdLink) or root (rootLink), and returns what follows the
+// link ("" or "/…"). ok is false for any other path. Resolved by the supervisor, /proc/self would name its own
+// directory, and lookup follows no magic link: glibc's lchmod and fchmodat(AT_SYMLINK_NOFOLLOW) before
+// fchmodat2 change a file through /proc/self/fd/N.
+func ownLink(pid int, path string) (fd int, rest string, ok bool) {
+	for _, d := range []struct{ from, to string }{
+		{"/dev/fd/", "fd/"}, {"/dev/stdin", "fd/0"}, {"/dev/stdout", "fd/1"}, {"/dev/stderr", "fd/2"},
 	} {
-		if path == l.from || strings.HasPrefix(path, l.from+"/") {
-			return l.to + path[len(l.from):]
+		if strings.HasPrefix(path, d.from) {
+			path = "/proc/self/" + d.to + path[len(d.from):]
+			break
 		}
 	}
-	return path
+	for _, dir := range []string{"/proc/self/", "/proc/thread-self/", "/proc/" + msg.Itoa(pid) + "/"} {
+		if after, found := strings.CutPrefix(path, dir); found {
+			path = after
+			break
+		}
+	}
+	if path == "" || path[0] == '/' {
+		return 0, "", false
+	}
+	link, rest, _ := strings.Cut(path, "/")
+	if rest != "" || strings.HasSuffix(path, "/") {
+		rest = "/" + rest
+	}
+	switch link {
+	case "cwd":
+		return cwdLink, rest, true
+	case "root":
+		return rootLink, rest, true
+	case "fd":
+		n, after, _ := strings.Cut(strings.TrimPrefix(rest, "/"), "/")
+		fd, err := strconv.Atoi(n)
+		if err != nil || fd < 0 || n != strconv.Itoa(fd) {
+			return 0, "", false
+		}
+		if after != "" || strings.HasSuffix(rest, "/") {
+			after = "/" + after
+		}
+		return fd, after, true
+	}
+	return 0, "", false
 }
 
-// resolve opens path relative to base as O_PATH, following a symbolic link at the end only if follow. Only
-// this open resolves the path; what it returns is checked and changed, and the name is not looked up again.
-// An absolute path is resolved from our root, which is the caller's: the command cannot chroot(2) without
-// CAP_SYS_CHROOT, and a root command that does is answered about the files our root names (changes beneath a
-// writable root, or EPERM).
+// lookup opens path relative to base as O_PATH|O_CLOEXEC with flags (O_NOFOLLOW, O_DIRECTORY), following
+// symbolic links as the kernel would for the command, but no magic link (openat2 RESOLVE_NO_MAGICLINKS, 5.6:
+// ELOOP). A magic link of another process (/proc/PID/root, cwd, fd/N) would be followed with the
+// supervisor's rights, into files and mount namespaces that the command's domain cannot reach. Where openat2
+// is refused (ENOSYS or EPERM: a seccomp filter above confine), it is openat(2): the mount compared by
+// beneath and walk still keeps every other namespace out.
+func lookup(base int, path string, flags int) (int, error) {
+	flags |= unix.O_PATH | unix.O_CLOEXEC
+	fd, err := unix.Openat2(base, path, &unix.OpenHow{Flags: uint64(flags), Resolve: unix.RESOLVE_NO_MAGICLINKS})
+	if err == unix.ENOSYS || err == unix.EPERM {
+		return unix.Openat(base, path, flags, 0)
+	}
+	return fd, err
+}
+
+// resolve opens path relative to base as O_PATH (lookup), following a symbolic link at the end only if
+// follow. Only this open resolves the path; what it returns is checked and changed, and the name is not
+// looked up again. An absolute path is resolved from our root, which is the caller's: the command cannot
+// chroot(2) without CAP_SYS_CHROOT, and a root command that does is answered about the files our root names
+// (changes beneath a writable root, or EPERM).
 func resolve(base int, path string, follow bool) (int, error) {
 	if path == "" {
 		return -1, unix.ENOENT
 	}
-	flags := unix.O_PATH | unix.O_CLOEXEC
+	flags := 0
 	if !follow {
-		flags |= unix.O_NOFOLLOW
+		flags = unix.O_NOFOLLOW
 	}
-	return unix.Openat(base, path, flags, 0)
+	return lookup(base, path, flags)
 }
 
-// beneath says whether the file open at fd (st its fstat) lies beneath a root. A directory is checked by
+// beneath says whether the file open at fd (id its identity) lies beneath a root. A directory is checked by
 // walking its ".." chain up to the root of our mount tree, comparing each directory with the roots (as
 // Landlock's own check walks the path up); a root file by identity. Any other file has no ".." and may have
 // several names: it passes when a directory beneath a root holds it under the name the kernel reports for the
-// descriptor (/proc/self/fd), which is looked up again and compared by identity, so a rename in between can
-// only make it fail. A deleted file fails.
+// descriptor (/proc/self/fd), which is looked up again and compared by identity, mount included, so a rename
+// in between can only make it fail, and so can a file on another namespace's mount. A deleted file fails.
 //
 // A file that passed is kept in s.names with that name, and passes again, with no lookup, when the kernel
 // reports the same name for the same identity (as for tar's fchown, fchmod and utimensat on one descriptor).
@@ -376,20 +488,19 @@ func resolve(base int, path string, follow bool) (int, error) {
 // name now is beneath one too. A name that once failed is not kept, so a file is never kept by its outside
 // name, nor by an inside name that a hard link outside (made before the launch) reaches it through. The
 // identity need not be pinned: another file given the same number under the same name is in the same place.
-func (s *Supervisor) beneath(fd int, st *unix.Stat_t) bool {
-	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
-		return s.walk(fd, st)
+func (s *Supervisor) beneath(fd int, id Ident) bool {
+	if id.is(unix.S_IFDIR) {
+		return s.walk(fd, id)
 	}
-	if s.isRootFile(st) {
+	if s.isRootFile(id) {
 		return true
 	}
 	name, err := readlink("/proc/self/fd/" + msg.Itoa(fd))
 	if err != nil || !strings.HasPrefix(name, "/") || strings.HasSuffix(name, " (deleted)") {
 		return false
 	}
-	key := devIno{st.Dev, st.Ino}
 	for i, held := range s.names {
-		if held == name && s.keys[i] == key {
+		if held == name && s.keys[i] == id {
 			return true
 		}
 	}
@@ -398,19 +509,19 @@ func (s *Supervisor) beneath(fd int, st *unix.Stat_t) bool {
 	if dir == "" {
 		dir = "/"
 	}
-	parent, err := unix.Open(dir, unix.O_PATH|unix.O_CLOEXEC|unix.O_DIRECTORY, 0)
+	parent, err := lookup(unix.AT_FDCWD, dir, unix.O_DIRECTORY)
 	if err != nil {
 		return false
 	}
 	defer unix.Close(parent)
-	var pst, again unix.Stat_t
-	if unix.Fstat(parent, &pst) != nil || !s.walk(parent, &pst) {
+	pid, err := identify(parent, "")
+	if err != nil || !s.walk(parent, pid) {
 		return false
 	}
-	if unix.Fstatat(parent, leaf, &again, unix.AT_SYMLINK_NOFOLLOW) != nil || again.Dev != st.Dev || again.Ino != st.Ino {
+	if again, err := identify(parent, leaf); err != nil || !again.same(id) {
 		return false
 	}
-	s.names[s.next], s.keys[s.next] = name, key
+	s.names[s.next], s.keys[s.next] = name, id
 	s.next = (s.next + 1) % maxNames
 	return true
 }
@@ -418,50 +529,51 @@ func (s *Supervisor) beneath(fd int, st *unix.Stat_t) bool {
 // maxDepth bounds the ".." walk: PATH_MAX / 2 components.
 const maxDepth = 2048
 
-// walk says whether the directory open at fd (st its fstat) is a root or lies beneath one, and keeps a yes in
-// s.inside.
-func (s *Supervisor) walk(fd int, st *unix.Stat_t) bool {
-	start := devIno{st.Dev, st.Ino}
-	if _, ok := s.inside[start]; ok {
+// walk says whether the directory open at fd (id its identity) is a root or lies beneath one, and keeps a yes
+// in s.inside. Every comparison includes the mount: ".." climbs the tree of the mount namespace fd was opened
+// in, and a mount is one namespace's, so a walk through another namespace meets no root and no kept
+// directory, and ends at that namespace's top.
+func (s *Supervisor) walk(fd int, id Ident) bool {
+	if _, ok := s.inside[id]; ok {
 		return true
 	}
-	cur, cst := fd, *st
+	cur, cid := fd, id
 	defer func() {
 		if cur != fd {
 			unix.Close(cur)
 		}
 	}()
 	for i := 0; i < maxDepth; i++ {
-		_, known := s.inside[devIno{cst.Dev, cst.Ino}]
-		if known || s.isRootDir(&cst) {
-			s.remember(start, fd)
+		_, known := s.inside[cid]
+		if known || s.isRootDir(cid) {
+			s.remember(id, fd)
 			return true
 		}
 		up, err := unix.Openat(cur, "..", unix.O_PATH|unix.O_CLOEXEC|unix.O_DIRECTORY, 0)
 		if err != nil {
 			return false
 		}
-		var ust unix.Stat_t
-		if err := unix.Fstat(up, &ust); err != nil {
+		uid, err := identify(up, "")
+		if err != nil {
 			unix.Close(up)
 			return false
 		}
-		if ust.Dev == cst.Dev && ust.Ino == cst.Ino { // ".." of our root is itself
+		if uid.same(cid) { // ".." of our root (or of another namespace's top) is itself
 			unix.Close(up)
 			return false
 		}
 		if cur != fd {
 			unix.Close(cur)
 		}
-		cur, cst = up, ust
+		cur, cid = up, uid
 	}
 	return false
 }
 
-// isRootDir says whether st is a root directory.
-func (s *Supervisor) isRootDir(st *unix.Stat_t) bool {
+// isRootDir says whether id is a root directory.
+func (s *Supervisor) isRootDir(id Ident) bool {
 	for _, r := range s.roots {
-		if r.Dir && r.Dev == st.Dev && r.Ino == st.Ino {
+		if r.Dir && r.ID.same(id) {
 			return true
 		}
 	}
@@ -469,7 +581,7 @@ func (s *Supervisor) isRootDir(st *unix.Stat_t) bool {
 }
 
 // remember keeps the directory open at fd as found beneath a root, with a descriptor of its own.
-func (s *Supervisor) remember(key devIno, fd int) {
+func (s *Supervisor) remember(key Ident, fd int) {
 	if len(s.inside) >= maxInside {
 		for _, held := range s.inside {
 			unix.Close(held)

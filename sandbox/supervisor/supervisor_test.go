@@ -1,10 +1,13 @@
 package supervisor
 
 import (
+	"bufio"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -12,21 +15,54 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func TestOwnProcRewritesOnlyTheCallersOwnLinks(t *testing.T) {
-	for in, want := range map[string]string{
-		"/proc/self/fd/3":        "/proc/42/fd/3",
-		"/proc/self":             "/proc/42",
-		"/proc/thread-self/cwd":  "/proc/42/cwd",
-		"/dev/fd/0":              "/proc/42/fd/0",
-		"/dev/stdin":             "/proc/42/fd/0",
-		"/dev/stderr":            "/proc/42/fd/2",
-		"/proc/selfish/x":        "/proc/selfish/x",
-		"/dev/fdx":               "/dev/fdx",
-		"relative/proc/self/x":   "relative/proc/self/x",
-		"/work/tree/proc/self/x": "/work/tree/proc/self/x",
-	} {
-		require.Equal(t, want, ownProc(42, in), in)
+// ownLink finds the caller's own magic links, under every name of its /proc directory, and nothing else.
+func TestOwnLinkFindsOnlyTheCallersOwnLinks(t *testing.T) {
+	type link struct {
+		fd   int
+		rest string
 	}
+	for in, want := range map[string]link{
+		"/proc/self/fd/3":       {3, ""},
+		"/proc/self/fd/3/sub/x": {3, "/sub/x"},
+		"/proc/42/fd/12":        {12, ""},
+		"/proc/thread-self/cwd": {cwdLink, ""},
+		"/proc/self/cwd/a/b":    {cwdLink, "/a/b"},
+		"/proc/self/root":       {rootLink, ""},
+		"/proc/self/root/etc/x": {rootLink, "/etc/x"},
+		"/dev/fd/0":             {0, ""},
+		"/dev/stdin":            {0, ""},
+		"/dev/stderr":           {2, ""},
+	} {
+		fd, rest, ok := ownLink(42, in)
+		require.True(t, ok, in)
+		require.Equal(t, want, link{fd, rest}, in)
+	}
+	for _, in := range []string{"/proc/self", "/proc/self/", "/proc/self/fd", "/proc/self/fd/x", "/proc/self/fd/03",
+		"/proc/self/status", "/proc/43/root", "/proc/1/fd/3", "/proc/selfish/x", "/dev/fdx", "relative/proc/self/x",
+		"/work/tree/proc/self/fd/1"} {
+		_, _, ok := ownLink(42, in)
+		require.False(t, ok, in)
+	}
+}
+
+// A call through the caller's own links becomes one on what they name: fd/N on the descriptor itself (as
+// AT_EMPTY_PATH), or a path beneath it; cwd relative to the working directory; root from /. The link itself,
+// not followed, is refused.
+func TestOwnRewritesTheCall(t *testing.T) {
+	for in, want := range map[string]call{
+		"/proc/self/fd/5":       {dirfd: 5, byFD: true, follow: true},
+		"/proc/self/fd/5/a/b":   {dirfd: 5, path: "./a/b", follow: true},
+		"/proc/self/cwd":        {dirfd: unix.AT_FDCWD, path: ".", follow: true},
+		"/proc/self/cwd/x":      {dirfd: unix.AT_FDCWD, path: "./x", follow: true},
+		"/proc/self/root/etc/x": {dirfd: 7, path: "/etc/x", follow: true},
+		"/work/x":               {dirfd: 7, path: "/work/x", follow: true},
+	} {
+		c := call{dirfd: 7, path: in, follow: true}
+		require.Zero(t, c.own(42), in)
+		require.Equal(t, want, c, in)
+	}
+	c := call{dirfd: unix.AT_FDCWD, path: "/proc/self/fd/5"}
+	require.Equal(t, unix.EPERM, c.own(42), "the link itself")
 }
 
 // A string that ends just before an unmapped page is read whole; one that runs into it is EFAULT; one longer
@@ -95,8 +131,16 @@ func (s *Supervisor) beneathPath(t *testing.T, path string, follow bool) bool {
 	if !follow {
 		flags |= unix.O_NOFOLLOW
 	}
-	fd, st := openStat(t, path, flags)
-	return s.beneath(fd, &st)
+	fd, _ := openStat(t, path, flags)
+	return s.beneath(fd, ident(t, fd))
+}
+
+// ident is the Ident of the file open at fd.
+func ident(t testing.TB, fd int) Ident {
+	t.Helper()
+	id, err := identify(fd, "")
+	require.NoError(t, err)
+	return id
 }
 
 // openStat opens path with flags (closed when the test ends) and fstats it.
@@ -147,23 +191,22 @@ func TestBeneathRefusesADeletedFile(t *testing.T) {
 	require.NoError(t, err)
 	defer unix.Close(fd)
 	require.NoError(t, os.Remove(tr.root+"/a/b/f"))
-	var st unix.Stat_t
-	require.NoError(t, unix.Fstat(fd, &st))
-	require.False(t, s.beneath(fd, &st))
+	require.False(t, s.beneath(fd, ident(t, fd)))
 }
 
 // A file renamed between the kernel's naming of it and the check fails the check: the name is looked up
 // again and compared by identity.
 func TestBeneathComparesTheNameFoundAgainByIdentity(t *testing.T) {
 	tr, s := newTree(t)
-	fd, st := openStat(t, tr.root+"/a/b/f", unix.O_PATH|unix.O_CLOEXEC)
-	require.True(t, s.beneath(fd, &st))
+	fd, _ := openStat(t, tr.root+"/a/b/f", unix.O_PATH|unix.O_CLOEXEC)
+	id := ident(t, fd)
+	require.True(t, s.beneath(fd, id))
 	// Another file now has f's name: the descriptor's name is still f (d_path), but the identity differs.
 	name, err := readlink("/proc/self/fd/" + strconv.Itoa(fd))
 	require.NoError(t, err)
 	require.Equal(t, tr.root+"/a/b/f", name)
 	require.NoError(t, os.Rename(tr.root+"/a/b/f", tr.root+"/a/f2"))
-	require.True(t, s.beneath(fd, &st), "renamed inside: still inside, under its new name")
+	require.True(t, s.beneath(fd, id), "renamed inside: still inside, under its new name")
 }
 
 // BenchmarkCheckAndChange is the supervisor's own work for one utimensat by path beneath a root (resolve, check,
@@ -204,20 +247,21 @@ func BenchmarkPlainChange(b *testing.B) {
 func TestBeneathKeepsAFileByNameAndIdentityOnly(t *testing.T) {
 	tr, s := newTree(t)
 	require.NoError(t, os.Link(tr.root+"/a/b/f", tr.out+"/hardlink-of-inside"))
-	fd, st := openStat(t, tr.root+"/a/b/f", unix.O_PATH|unix.O_CLOEXEC)
-	require.True(t, s.beneath(fd, &st))
+	fd, _ := openStat(t, tr.root+"/a/b/f", unix.O_PATH|unix.O_CLOEXEC)
+	id := ident(t, fd)
+	require.True(t, s.beneath(fd, id))
 	require.Equal(t, tr.root+"/a/b/f", s.names[0])
-	require.Equal(t, devIno{st.Dev, st.Ino}, s.keys[0])
-	require.True(t, s.beneath(fd, &st), "kept")
+	require.Equal(t, id, s.keys[0])
+	require.True(t, s.beneath(fd, id), "kept")
 	require.Equal(t, 1, s.next, "passed from the cache: nothing added")
 	require.False(t, s.beneathPath(t, tr.out+"/hardlink-of-inside", true), "the same inode by its outside name")
 	require.False(t, s.beneathPath(t, tr.out+"/c/g", true))
 	require.Equal(t, 1, s.next, "nothing outside is kept")
 	require.NoError(t, os.Rename(tr.root+"/a/b/f", tr.root+"/a/f2"))
-	require.True(t, s.beneath(fd, &st), "renamed inside")
+	require.True(t, s.beneath(fd, id), "renamed inside")
 	require.Equal(t, tr.root+"/a/f2", s.names[1])
 	require.NoError(t, os.Remove(tr.root+"/a/f2"))
-	require.False(t, s.beneath(fd, &st), "deleted: its name ends in (deleted)")
+	require.False(t, s.beneath(fd, id), "deleted: its name ends in (deleted)")
 }
 
 // The cache of files holds at most maxNames, the oldest let go first.
@@ -274,5 +318,57 @@ func TestCommandFDTellsOPathApart(t *testing.T) {
 		_, _, err = s.commandFD(tid, 1<<20, true)
 		require.Equal(t, unix.EBADF, err)
 		require.True(t, s.getfd == getfd, "pidfd_getfd is there on this kernel (5.6)")
+	}
+}
+
+// inOtherNamespace starts a process in a mount namespace of its own (as root; otherwise in a user namespace
+// too, as a rootless container is) that bind-mounts src onto dst there and waits, and returns its PID. It
+// skips, saying why, where unshare(1) or the namespaces cannot be had.
+func inOtherNamespace(t *testing.T, src, dst string) int {
+	t.Helper()
+	args := []string{"-m", "--propagation", "private"}
+	if os.Geteuid() != 0 {
+		args = append([]string{"-Ur"}, args...)
+	}
+	args = append(args, "sh", "-c", `mount --bind "$1" "$2" && echo ready && exec sleep 600`, "sh", src, dst)
+	cmd := exec.Command("unshare", args...)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Skipf("unshare(1) cannot be started: %v", err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	if line != "ready\n" {
+		t.Skipf("no mount namespace with a bind mount here (unshare %s): %s", strings.Join(args[:len(args)-5], " "), stderr.String())
+	}
+	return cmd.Process.Pid
+}
+
+// Issue 25, route 1: a process in another mount namespace has an outside directory mounted beneath a path
+// under a root (a rootless dev container's volume on WORKTREE/node_modules). The supervisor, acting for the
+// command, must not take that directory, or a file in it, as beneath the root: the walk compares mounts, and
+// lookup follows no magic link into that process's namespace.
+func TestAnotherMountNamespaceIsOutside(t *testing.T) {
+	tr, s := newTree(t)
+	require.NoError(t, os.Mkdir(tr.root+"/a/mnt", 0o755))
+	pid := inOtherNamespace(t, tr.out+"/c", tr.root+"/a/mnt")
+	via := "/proc/" + strconv.Itoa(pid) + "/root" + tr.root + "/a/mnt"
+	dir, _ := openStat(t, via, unix.O_PATH|unix.O_CLOEXEC)
+	var st, outside unix.Stat_t
+	require.NoError(t, unix.Fstat(dir, &st))
+	require.NoError(t, unix.Stat(tr.out+"/c", &outside))
+	require.Equal(t, [2]uint64{outside.Dev, outside.Ino}, [2]uint64{st.Dev, st.Ino}, "the test reaches the outside directory")
+	require.False(t, s.beneath(dir, ident(t, dir)), "the outside directory, mounted beneath the root in another namespace")
+	file, _ := openStat(t, via+"/g", unix.O_PATH|unix.O_CLOEXEC)
+	require.False(t, s.beneath(file, ident(t, file)), "a file in it")
+	require.True(t, s.beneathPath(t, tr.root+"/a/mnt", true), "the directory the mount hides, in our namespace")
+	for _, follow := range []bool{true, false} {
+		_, err := resolve(unix.AT_FDCWD, via+"/g", follow)
+		require.ErrorIs(t, err, unix.ELOOP, "lookup follows no magic link")
+		_, _, ok, err := s.locate(unix.AT_FDCWD, via+"/g", follow)
+		require.False(t, ok || err == nil, "locate: the magic link on the way")
 	}
 }

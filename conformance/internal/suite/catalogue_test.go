@@ -76,6 +76,9 @@ func TestExpectationsMatchNeeds(t *testing.T) {
 				assert.Equal(t, expect.Skip, got.Outcome, "%s on Landlock %s", c.ID, status)
 			case c.Family() == "side-channels" && got.Outcome == expect.Skip:
 				assert.True(t, strings.HasPrefix(got.Why, "open and reported: "), "%s under bwrap: a side-channels SKIP must be 'open and reported: …', got %q", c.ID, got.Why)
+			case c.Family() == "deputy" && got.Outcome == expect.Skip:
+				// This env is the unprivileged pass's (Root false): a route only root can build skips.
+				assert.True(t, strings.HasPrefix(got.Why, "needs root: "), "%s under bwrap: a deputy SKIP here must be 'needs root: …', got %q", c.ID, got.Why)
 			default:
 				assert.Contains(t, []string{expect.Pass, expect.ExpectedFail}, got.Outcome, "%s on Landlock %s (bwrap)", c.ID, status)
 			}
@@ -89,6 +92,10 @@ func TestExpectationsMatchNeeds(t *testing.T) {
 		case c.Family() == "side-channels" && avail.Outcome == expect.Skip:
 			// A side channel the kernel or the fallback cannot close is reported open: a SKIP, and only that.
 			assert.True(t, strings.HasPrefix(avail.Why, "open and reported: "), "%s: a side-channels SKIP must be 'open and reported: …', got %q", c.ID, avail.Why)
+		case c.Family() == "deputy" && avail.Outcome == expect.Skip:
+			// As above: the unprivileged pass cannot build a route that needs root (a device node), and says so.
+			assert.True(t, strings.HasPrefix(avail.Why, "needs root: ") || strings.HasPrefix(avail.Why, "open and reported: "),
+				"%s: a deputy SKIP must be 'needs root: …' or 'open and reported: …', got %q", c.ID, avail.Why)
 		case c.Needs.NoLandlk || contains(c.Needs.Tools, "git") || contains(c.Needs.Tools, "bwrap"):
 			// The env above has neither git nor bwrap; python3 and unshare are everywhere the suite runs (the VM
 			// guest: vm/kernels.json guest_tools, busybox).

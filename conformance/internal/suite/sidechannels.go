@@ -42,7 +42,7 @@ import (
 var strictCloses = map[string]bool{"locks": true}
 
 var Channels = []string{"stdio", "ipc", "setuid", "tty", "signals", "abstract-unix", "unix-pathname", "keyring",
-	"caps", "core-dump", "metadata", "atime", "locks"}
+	"caps", "core-dump", "metadata", "atime", "locks", "device-nodes"}
 
 // ChannelStatus is one entry of report.channels.
 type ChannelStatus struct {
@@ -139,8 +139,17 @@ func (m scMode) confine(t *T, flags, argv []string, o scOpts) scRun {
 	if err != nil && !errors.As(err, &ee) {
 		t.Fatalf("wait %s: %v", path, err)
 	}
-	r := scRun{stdout: stdout.String(), stderr: stderr.String(), raw: strings.TrimSpace(report.String())}
-	ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	r := newScRun(t, cmd.ProcessState, stdout.String(), stderr.String(), report.String())
+	t.Logf("%s: exit %d signal %d; command results %s; stderr %q", m.name(), r.exit, r.signal, resultsText(r.results), r.stderr)
+	return r
+}
+
+// newScRun is the outcome of a confine invocation that has ended as ps, with what it wrote to stdout, stderr and
+// its report descriptor: the exit status or signal, the parsed report (a report that is not one JSON object fails
+// the case), and the command's helper results, from the last stdout line that parses as a list of them.
+func newScRun(t *T, ps *os.ProcessState, stdout, stderr, report string) scRun {
+	r := scRun{stdout: stdout, stderr: stderr, raw: strings.TrimSpace(report)}
+	ws := ps.Sys().(syscall.WaitStatus)
 	r.exit = ws.ExitStatus()
 	if ws.Signaled() {
 		r.signal = ws.Signal()
@@ -153,7 +162,6 @@ func (m scMode) confine(t *T, flags, argv []string, o scOpts) scRun {
 			r.rep = &rep
 		}
 	}
-	// The command's helper results: the last line that parses as a list of results.
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
 		var res []helper.Result
@@ -162,7 +170,6 @@ func (m scMode) confine(t *T, flags, argv []string, o scOpts) scRun {
 			break
 		}
 	}
-	t.Logf("%s: exit %d signal %d; command results %s; stderr %q", m.name(), r.exit, r.signal, resultsText(r.results), r.stderr)
 	return r
 }
 

@@ -2,9 +2,12 @@
 
 /** Thrown by resolve(); run() rejects with it. code: EPLATFORM (not Linux, or an architecture confine does not ship),
  * ENOPKG (the platform package for this host is not installed; the message names it), ENOTELF / EARCH
- * (the installed launcher is not an ELF for this host's machine), EREPORT (the report is not JSON). */
+ * (the installed launcher is not an ELF for this host's machine), EUNTRUSTED (a confined command could have
+ * written the launcher: it lies beneath the worktree, an allow root, /tmp or /dev/shm, or it or a directory on
+ * its way is owned by another user or writable by group or others), ENOENT (the launcher does not exist),
+ * EREPORT (the report is not JSON). */
 export declare class ConfineError extends Error {
-  readonly code: 'EPLATFORM' | 'ENOPKG' | 'ENOTELF' | 'EARCH' | 'EREPORT';
+  readonly code: 'EPLATFORM' | 'ENOPKG' | 'ENOTELF' | 'EARCH' | 'EUNTRUSTED' | 'ENOENT' | 'EREPORT';
 }
 
 /** The npm package that carries the launchers of each architecture. */
@@ -31,6 +34,12 @@ export interface ResolveOptions {
 /** The launcher for the running host. Throws ConfineError (EPLATFORM, ENOPKG, ENOTELF, EARCH). */
 export declare function resolve(options?: ResolveOptions): Resolved;
 
+/** The launcher's real path, checked as run() checks it before every launch: outside writable (the run's
+ * worktree and allow roots), /tmp, /dev/shm and every directory a confine profile may grant, with no other hard
+ * link, and owned by root or this user and writable by no one else, itself and every directory on its way.
+ * Throws ConfineError EUNTRUSTED or ENOENT. */
+export declare function trustedLauncher(file: string, writable?: string[]): string;
+
 export interface RunOptions {
   /** The writable root, an absolute, clean, symlink-free directory (confine --worktree). */
   worktree: string;
@@ -42,7 +51,7 @@ export interface RunOptions {
   env?: NodeJS.ProcessEnv;
   /** stdin of the command; default 'ignore'. */
   stdin?: 'ignore' | 'inherit' | 'pipe';
-  /** The launcher to use; default resolve().path. */
+  /** The launcher to use; default resolve().path. Checked like it (trustedLauncher): never inside a writable root. */
   confinePath?: string;
 }
 

@@ -101,6 +101,103 @@ function resolve(options = {}) {
   return { path: file, package: pkg, arch: h.arch, wsl: h.wsl };
 }
 
+/** Directories every confined command may write, whatever its roots (sandbox/README.md). */
+const ALWAYS_WRITABLE = Object.freeze(['/tmp', '/dev/shm']);
+
+/**
+ * Every directory a confine profile (--profile npm, pnpm, …) may grant, as candidates "VARIABLE[/SUB]" (the
+ * variable's value plus SUB; XDG_* only when absolute): the candidates of sandbox/profile's table, all of them,
+ * not only the one a launch would pick, since other callers' runs may have other variables. A launcher beneath
+ * one (npx's ~/.npm/_npx, pnpm's store) could have been rewritten by any run that named the profile.
+ */
+const PROFILE_DIRS = Object.freeze([
+  'npm_config_cache', 'NPM_CONFIG_CACHE', 'HOME/.npm',
+  'PIP_CACHE_DIR', 'XDG_CACHE_HOME/pip', 'HOME/.cache/pip',
+  'CARGO_HOME', 'HOME/.cargo',
+  'GOCACHE', 'XDG_CACHE_HOME/go-build', 'HOME/.cache/go-build', 'GOMODCACHE', 'GOPATH/pkg', 'HOME/go/pkg',
+  'GRADLE_USER_HOME', 'HOME/.gradle', 'HOME/.m2', 'MAVEN_USER_HOME',
+  'YARN_CACHE_FOLDER', 'XDG_CACHE_HOME/yarn', 'HOME/.cache/yarn', 'YARN_GLOBAL_FOLDER', 'HOME/.yarn/berry',
+  'npm_config_store_dir', 'PNPM_HOME/store', 'XDG_DATA_HOME/pnpm/store', 'HOME/.local/share/pnpm/store',
+  'npm_config_cache_dir', 'XDG_CACHE_HOME/pnpm', 'HOME/.cache/pnpm', 'npm_config_state_dir', 'XDG_STATE_HOME/pnpm',
+  'HOME/.local/state/pnpm',
+  'GIT_CONFIG_GLOBAL/..', 'XDG_CONFIG_HOME/git', 'HOME/.config/git',
+]);
+
+/** The profile directories of env (PROFILE_DIRS), absolute, each once. */
+function profileDirs(env) {
+  const out = new Set();
+  for (const c of PROFILE_DIRS) {
+    const [name, ...rest] = c.split('/');
+    let v = env[name];
+    if (!v || (name.startsWith('XDG_') && !path.isAbsolute(v))) continue;
+    if (name === 'GOPATH') v = v.split(':')[0];
+    if (!path.isAbsolute(v)) continue;
+    out.add(path.resolve(v, ...rest));
+  }
+  return [...out];
+}
+
+/** Whether path is dir or lies beneath it (both absolute and without symlinks). */
+function within(p, dir) {
+  return p === dir || dir === '/' || p.startsWith(dir.endsWith('/') ? dir : `${dir}/`);
+}
+
+/** dir's real path where it exists, else dir itself (a root that does not exist makes confine refuse). */
+function realOr(dir) {
+  try {
+    return fs.realpathSync(path.resolve(dir));
+  } catch {
+    return path.resolve(dir);
+  }
+}
+
+/**
+ * The launcher's real path, once checked that no confined command could have written it (issue 25): a launcher
+ * in a node_modules inside the worktree could be replaced by one confined `npm ci`, and the next run() would
+ * then be unconfined, with a forged report. The rule is the one confine applies to bwrap: the file's real
+ * path, and every directory on the way to it, lie beneath none of writable (the run's worktree and allow
+ * roots), /tmp, /dev/shm and the directories a confine profile may grant (PROFILE_DIRS), are owned by root or
+ * by this user, and are writable by no one else (a directory may be sticky and writable by all, as /tmp is,
+ * only above the file); and the file has no other hard link. Throws ConfineError EUNTRUSTED naming what is
+ * wrong, or ENOENT. run() spawns the path returned, never the name it was given.
+ */
+function trustedLauncher(file, writable = []) {
+  let real;
+  try {
+    real = fs.realpathSync(file);
+  } catch (e) {
+    throw new ConfineError('ENOENT', `confine: the launcher ${file} cannot be found (${e.code || e.message})`);
+  }
+  const untrusted = (why) => new ConfineError('EUNTRUSTED', `confine: refusing the launcher ${real}` +
+    (real === file ? '' : ` (from ${file})`) + `: ${why}; install it outside every directory a confined ` +
+    'command can write (see the README: an extension that edits its own repository)');
+  for (const root of [...ALWAYS_WRITABLE, ...writable.map(realOr)]) {
+    if (within(real, root)) throw untrusted(`it lies beneath ${root}, which a confined command can write`);
+  }
+  for (const dir of profileDirs(process.env).map(realOr)) {
+    if (within(real, dir)) {
+      throw untrusted(`it lies beneath ${dir}, which a confine profile grants (a run with --profile can write it)`);
+    }
+  }
+  if (fs.statSync(real).nlink > 1) {
+    throw untrusted('it has other hard links, and another name could lie beneath a writable root (pnpm and bun ' +
+      'link package files from a store that --profile pnpm grants: install with npm, or with pnpm\'s ' +
+      'package-import-method=copy)');
+  }
+  const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
+  for (let p = real; ; p = path.dirname(p)) {
+    const st = fs.lstatSync(p);
+    const what = p === real ? 'it' : `its directory ${p}`;
+    if (st.uid !== 0 && st.uid !== uid) throw untrusted(`${what} is owned by uid ${st.uid}, neither root nor this user`);
+    const sticky = st.isDirectory() && (st.mode & 0o1000) !== 0;
+    if ((st.mode & 0o022) !== 0 && !(sticky && p !== real)) {
+      throw untrusted(`${what} is writable by group or others (mode ${(st.mode & 0o7777).toString(8)})`);
+    }
+    if (p === real && !st.isFile()) throw untrusted('it is not a regular file');
+    if (p === '/') return real;
+  }
+}
+
 /**
  * The command's default working directory: the worktree, when it is a directory; otherwise the caller's, so
  * that confine itself refuses the worktree (bad-root) instead of the spawn failing before it.
@@ -133,7 +230,7 @@ function run(argv, options) {
   }
   let launcher;
   try {
-    launcher = options.confinePath || resolve().path;
+    launcher = trustedLauncher(options.confinePath || resolve().path, [options.worktree, ...(options.allow || [])]);
   } catch (e) {
     return Promise.reject(e); // a missing or wrong platform package rejects, like every other failure to start
   }
@@ -192,4 +289,4 @@ function classify(r) {
   return { kind: r.signal === null && r.exitCode === 0 ? 'ok' : 'failed', ...r };
 }
 
-module.exports = { resolve, run, ConfineError, PACKAGES };
+module.exports = { resolve, run, trustedLauncher, ConfineError, PACKAGES };

@@ -96,6 +96,48 @@ test('a launcher for the wrong machine is refused with a clear message, not ENOE
   assert.throws(() => c.resolve(), (e) => e.code === 'EARCH' && want.test(e.message));
 });
 
+test('a launcher a confined command could have replaced is refused, and nothing runs (issue 25)', async () => {
+  // The extension lives in the repository it works on: its node_modules is inside the worktree, where one
+  // confined `npm ci` could put a launcher that runs commands unconfined and forges an "ok" report.
+  const wt = dir('selfedit');
+  const inApp = path.join(wt, 'app');
+  fs.cpSync(app, inApp, { recursive: true });
+  const bin = path.join(inApp, 'node_modules', '@confine-dev', `confine-linux-${hostArch}`, 'bin', 'confine');
+  fs.copyFileSync('/usr/bin/env', bin); // an ELF for this host: resolve() takes it, only where it lies is wrong
+  const c = require(path.join(inApp, 'node_modules', '@confine-dev', 'confine'));
+  const ran = path.join(dir('forged'), 'ran');
+  for (const opts of [{ worktree: wt }, { worktree: dir('other'), allow: [inApp] }]) {
+    await assert.rejects(c.run(['/bin/sh', '-c', 'touch "$1"', 'sh', ran], opts),
+      (e) => e.code === 'EUNTRUSTED' && e.message.includes(`lies beneath ${opts.allow ? inApp : wt}`));
+  }
+  // The same through confinePath, and a real launcher that others may write.
+  await assert.rejects(confine.run(['/bin/true'], { worktree: wt, confinePath: bin }), (e) => e.code === 'EUNTRUSTED');
+  const loose = copyApp('loose');
+  const looseBin = path.join(loose, 'node_modules', '@confine-dev', `confine-linux-${hostArch}`, 'bin', 'confine');
+  fs.chmodSync(looseBin, 0o775);
+  const l = require(path.join(loose, 'node_modules', '@confine-dev', 'confine'));
+  await assert.rejects(l.run(['/bin/true'], { worktree: dir('loosewt') }),
+    (e) => e.code === 'EUNTRUSTED' && /writable by group or others \(mode 775\)/.test(e.message));
+  // A launcher npx fetched into npm's cache, which --profile npm grants, or one hard-linked from a store.
+  const cache = dir('npmcache');
+  const npx = path.join(cache, '_npx', 'x');
+  fs.mkdirSync(npx, { recursive: true });
+  fs.copyFileSync(confine.resolve().path, path.join(npx, 'confine'));
+  const saved = process.env.npm_config_cache;
+  process.env.npm_config_cache = cache;
+  try {
+    await assert.rejects(confine.run(['/bin/true'], { worktree: dir('npxwt'), confinePath: path.join(npx, 'confine') }),
+      (e) => e.code === 'EUNTRUSTED' && e.message.includes(`lies beneath ${cache}, which a confine profile grants`));
+  } finally {
+    if (saved === undefined) delete process.env.npm_config_cache; else process.env.npm_config_cache = saved;
+  }
+  const linked = path.join(dir('linked'), 'confine');
+  fs.linkSync(path.join(npx, 'confine'), linked);
+  await assert.rejects(confine.run(['/bin/true'], { worktree: dir('linkwt'), confinePath: linked }),
+    (e) => e.code === 'EUNTRUSTED' && e.message.includes('other hard links'));
+  assert.ok(!fs.existsSync(ran), 'the planted launcher ran');
+});
+
 test('a write inside the worktree succeeds', async () => {
   const wt = dir('inside');
   const r = await confine.run(['/bin/sh', '-c', 'echo hi > "$1"', 'sh', path.join(wt, 'f')], { worktree: wt });

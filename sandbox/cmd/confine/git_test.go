@@ -358,3 +358,32 @@ func TestBadGitPointersAreRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestPlantedRegistrationIsRefused (issue 25, route 4): a writable root that is itself named …/worktrees, in a
+// directory laid out like a git directory, lets one run plant a registration there, with its back-pointer, and
+// point the worktree's .git at it. The next run must not take it for a linked worktree's and grant the
+// directory's objects, refs and logs: it refuses (bad-root), and nothing runs.
+func TestPlantedRegistrationIsRefused(t *testing.T) {
+	requireLandlock(t)
+	g := newGitRepo(t)
+	x := g.base + "/x"
+	for _, d := range []string{"objects", "refs", "logs", "worktrees"} {
+		require.NoError(t, os.MkdirAll(x+"/"+d, 0o755))
+	}
+	flags := []string{"--allow", x + "/worktrees"}
+	plant := `mkdir "$X/worktrees/evil" && printf '../..\n' > "$X/worktrees/evil/commondir" &&
+		printf '%s\n' "$D/.git" > "$X/worktrees/evil/gitdir" && printf 'ref: refs/heads/wt\n' > "$X/worktrees/evil/HEAD" &&
+		printf 'gitdir: %s\n' "$X/worktrees/evil" > .git`
+	r := g.confined(t, g.wt, strings.ReplaceAll(plant, "$X", x), flags...)
+	require.Equal(t, 0, r.status, "the first run plants the registration: %s", r.stderr)
+	r = g.confined(t, g.wt, strings.ReplaceAll(`touch "$X/objects/planted" "$X/refs/planted"; echo ran > ran`, "$X", x), flags...)
+	require.Equal(t, 125, r.status, "%s", r.stderr)
+	require.Equal(t, "confine: git: "+x+"/worktrees/evil lies beneath "+x+"/worktrees, which the command can write, but "+
+		"its common directory "+x+" does not: an earlier confined run could have made this registration (--no-git skips "+
+		"git discovery)\n", r.stderr)
+	require.NoFileExists(t, x+"/objects/planted")
+	require.NoFileExists(t, g.wt+"/ran")
+	// Where the common directory is writable too, the registration grants nothing new, and the run goes on.
+	r = g.confined(t, g.wt, `echo ran > ran`, "--allow", x)
+	require.Equal(t, 0, r.status, "%s", r.stderr)
+}
