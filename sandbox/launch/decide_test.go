@@ -53,6 +53,10 @@ var decisionTable = map[string]row{
 	// no PID namespace: signals stay open; without the layer's nodev clones, so do device nodes.
 	"ubuntu-24.04-6.8-user-bwrap": {cfg: auto, host: HostShape{EUID: user, Landlock: abi(4), Layer: mountsDenied, Bwrap: "/usr/bin/bwrap"},
 		order: []Strategy{Supervised, SeccompDeny}, open: []string{"abstract-unix", "atime", "device-nodes", "locks", "signals", "unix-pathname"}},
+	// The same host where confine's own AppArmor profile is loaded (packaging/apparmor/confine, installed by the
+	// deb and rpm): user namespaces with mounts are allowed to confine, so the PID-namespace child runs.
+	"ubuntu-24.04-6.8-user-bwrap-apparmor-profile": {cfg: auto, host: HostShape{EUID: user, Landlock: abi(4), Bwrap: "/usr/bin/bwrap"},
+		order: []Strategy{PIDNSChild, UserChild, Supervised, SeccompDeny}, open: []string{"abstract-unix", "locks", "unix-pathname"}},
 	"ubuntu-24.04-6.8-root":        {cfg: auto, host: HostShape{EUID: 0, Landlock: abi(4)}, order: []Strategy{PIDNSChild, InPlace, Supervised, SeccompDeny}, open: []string{"abstract-unix", "locks", "unix-pathname"}},
 	"user-abi4-unknown":            {cfg: auto, host: HostShape{EUID: user, Landlock: abi(4)}, order: []Strategy{PIDNSChild, UserChild, Supervised, SeccompDeny}, open: []string{"abstract-unix", "locks", "unix-pathname"}},
 	"user-abi4-pidns-blocked":      {cfg: auto, host: HostShape{EUID: user, Landlock: abi(4), PIDNS: pidnsBlocked}, order: []Strategy{UserChild, Supervised, SeccompDeny}, open: []string{"abstract-unix", "locks", "signals", "unix-pathname"}},

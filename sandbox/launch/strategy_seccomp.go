@@ -1,10 +1,6 @@
 package launch
 
-import (
-	"runtime"
-
-	"github.com/confine-dev/confine/sandbox/pathfd"
-)
+import "github.com/confine-dev/confine/sandbox/pathfd"
 
 // seccompDeny is SeccompDeny: no mount layer and no listener, so seccomp denies metadata changes everywhere, and
 // the command is executed in place.
@@ -13,9 +9,7 @@ type seccompDeny struct{}
 func (seccompDeny) start(*runner) (int, error) { return pathfd.Here, nil }
 
 func (seccompDeny) finish(r *runner, g Guard) error {
-	runtime.LockOSThread() // the Landlock domain and the seccomp filter are this thread's, until execve
-	r.p.dropShm()          // no private tmpfs: the host's /dev/shm stays read-only
-	prog, err := r.guard(g)
+	prog, err := r.guardNoLayer(g)
 	if err != nil {
 		return err
 	}

@@ -19,9 +19,7 @@ func (supervised) start(*runner) (int, error) { return pathfd.Here, nil }
 // finish asks for the listener first, before anything else confines this thread, so that where there is none
 // (EBUSY under another supervisor) nothing is undone: an error wrapping ErrSupervisorUnavailable, and a note.
 func (supervised) finish(r *runner, g Guard) error {
-	runtime.LockOSThread() // the Landlock domain and the seccomp filter are this thread's, until execve
-	r.p.dropShm()          // no private tmpfs: the host's /dev/shm stays read-only
-	prog, err := r.guard(g)
+	prog, err := r.guardNoLayer(g)
 	if err != nil {
 		return err
 	}
@@ -35,6 +33,15 @@ func (supervised) finish(r *runner, g Guard) error {
 	sup := supervisor.New(listener, r.p.supervisedRoots())
 	signals := catchSignals() // while the rest of the tail runs
 	return r.tail(nil, supervise(sup, signals))
+}
+
+// guardNoLayer is guard for a strategy without a mount layer, on this thread, which it locks: the Landlock domain
+// and the seccomp filter are this thread's, until execve. There is no private tmpfs: the host's /dev/shm stays
+// read-only (dropShm).
+func (r *runner) guardNoLayer(g Guard) ([]unix.SockFilter, error) {
+	runtime.LockOSThread()
+	r.p.dropShm()
+	return r.guard(g)
 }
 
 // noListener notes err for the report of the next strategy, and returns it.
