@@ -8,7 +8,7 @@ import (
 
 // recvmsg and sendmsg move bytes and control messages on a connected socket, without a socket address: x/sys's
 // Recvmsg and Sendmsg take and return a unix.Sockaddr, which links every address family's conversion into the
-// launcher (about 15 KB of its 2 MiB). Errors are the syscall's errno; EINTR is retried.
+// launcher (about 15 KB). Errors are the syscall's errno; EINTR is retried.
 func recvmsg(fd int, p, oob []byte, flags int) (n, oobn int, err error) {
 	var iov unix.Iovec
 	m := msghdr(&iov, p, oob)
