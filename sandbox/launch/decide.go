@@ -104,12 +104,13 @@ func wantsBwrap(b Backend, st landlock.Status) bool {
 // under bwrap, whose mount layer cannot close it.
 func Decide(cfg Config, h HostShape) Decision {
 	st := h.Landlock
-	d := Decision{Landlock: st, layerWhy: h.Layer, euid: h.EUID, strict: cfg.Strict, tty: cfg.TTY,
+	d := Decision{layerWhy: h.Layer, euid: h.EUID, strict: cfg.Strict, tty: cfg.TTY,
 		channels: cfg.ReportFD >= 0 || cfg.Strict}
-	if h.WSL == WSL1 {
+	if h.WSL == WSL1 { // refused before Landlock is asked: the report says "unknown"
 		d.Refusal = report.Refuse(report.WSL1, "WSL1 is not a Linux kernel and has no Landlock: use WSL2")
 		return d
 	}
+	d.Landlock = st
 	d.Interop, d.CloseInterop = interopState(Facts{WSL: h.WSL, Interop: h.Interop}, cfg.AllowInterop)
 	if wantsBwrap(cfg.Backend, st) {
 		// No Landlock: bwrap's mounts stop every write outside, so the ABI the launch acts on is 0.

@@ -234,6 +234,15 @@ func TestProbeAndRunAgree(t *testing.T) {
 	}
 }
 
+// TestWSL1RefusesBeforeLandlock: WSL1 is refused whatever Landlock and bwrap say, and the decision records no
+// Landlock answer (the report keeps "unknown", as it did when the launcher refused before asking).
+func TestWSL1RefusesBeforeLandlock(t *testing.T) {
+	d := Decide(auto, HostShape{EUID: user, WSL: WSL1, Landlock: abi(6), Bwrap: "/usr/bin/bwrap"})
+	if report.ReasonOf(d.Refusal) != report.WSL1 || d.Landlock.State != "" || len(d.Order) != 0 {
+		t.Fatalf("WSL1: %+v", d)
+	}
+}
+
 // TestDecideIsPure: the same input gives the same decision, and Decide reads nothing but its arguments (a
 // HostShape naming a bwrap that does not exist is taken at its word).
 func TestDecideIsPure(t *testing.T) {
