@@ -32,6 +32,7 @@ type plan struct {
 	scoped   landlock.Scope
 	roots    []*pathfd.Root // every root opened, in Config order; closed by close
 	rules    []landlock.Rule
+	ruleWhy  []string       // each rule's reason in the report ("" but for git's and profiles' directories)
 	writable []*pathfd.Root // the roots the mount layer keeps writable
 	devpts   int            // with --tty, the index in rules of /dev/pts, which the layer replaces; else -1
 	shm      int            // the index in rules of /dev/shm, which the layer's private tmpfs replaces; else -1
@@ -75,7 +76,7 @@ func (p *plan) dropShm() {
 		return
 	}
 	p.rules = append(p.rules[:p.shm:p.shm], p.rules[p.shm+1:]...)
-	p.rep.Rules = append(p.rep.Rules[:p.shm:p.shm], p.rep.Rules[p.shm+1:]...)
+	p.ruleWhy = append(p.ruleWhy[:p.shm:p.shm], p.ruleWhy[p.shm+1:]...)
 	if p.devpts > p.shm {
 		p.devpts--
 	}
@@ -317,12 +318,7 @@ func configAliased(path string, rules []landlock.Rule, mounts []mount) (rule, sh
 func (p *plan) grant(r *pathfd.Root, why string) {
 	dir := r.Kind == pathfd.Dir
 	p.rules = append(p.rules, landlock.Rule{Path: r.Path, FD: r.FD, Dir: dir})
-	typ := "file"
-	if dir {
-		typ = "dir"
-	}
-	p.rep.Rules = append(p.rep.Rules, report.Rule{Path: r.Path, Type: typ,
-		Rights: landlock.RuleRights(p.handled, dir).Names(), Reason: why})
+	p.ruleWhy = append(p.ruleWhy, why)
 	// The host's /dev/shm is never made writable: the layer's private tmpfs covers it.
 	if needsWritableMount(r) && len(p.rules)-1 != p.shm {
 		p.writable = append(p.writable, r)

@@ -87,6 +87,9 @@ func Run(cfg Config, f Facts, s System) error {
 	}
 	err = r.run(f)
 	if r.p != nil {
+		if !r.reported {
+			r.fillRules()
+		}
 		r.p.close()
 	}
 	if r.reported {

@@ -5,6 +5,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/confine-dev/confine/sandbox/landlock"
 	"github.com/confine-dev/confine/sandbox/report"
 )
 
@@ -146,6 +147,7 @@ func (r *runner) fillDecision() {
 // the ABI's and mechanism's, the roots' notes, the temporary directories, why there is no mount layer, WSL2
 // interop.
 func (r *runner) fillGuard(g Guard) {
+	r.fillRules()
 	p, rep := r.p, r.rep
 	rep.Metadata, rep.Seccomp = string(g.Metadata), g.Policy.Denied()
 	rep.Warnings = append(append([]string{}, g.Warnings...), p.notes...)
@@ -162,6 +164,20 @@ func (r *runner) fillGuard(g Guard) {
 	if p.euid == 0 { // the tail cuts root's capabilities (a user's command has none outside its user namespace)
 		rep.Warnings = append(rep.Warnings, "root: the command keeps only the capabilities "+rootCapNames())
 	}
+}
+
+// fillRules writes the report's rules: the plan's, as they stand (a refusal reports the ones granted so far).
+func (r *runner) fillRules() {
+	p, rules := r.p, []report.Rule{}
+	for i, rule := range p.rules {
+		typ := "file"
+		if rule.Dir {
+			typ = "dir"
+		}
+		rules = append(rules, report.Rule{Path: rule.Path, Type: typ, Rights: landlock.RuleRights(p.handled, rule.Dir).Names(),
+			Reason: p.ruleWhy[i]})
+	}
+	r.rep.Rules = rules
 }
 
 // tail runs the shared tail in this process, with prog (nil where the supervisor's filter is in place already),
