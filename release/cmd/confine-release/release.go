@@ -40,7 +40,9 @@ type pipeline struct {
 	ps      []platforms.Platform
 	rows    map[string]*row
 	srv     *registry.Server // the loopback registry, once started
-	w       io.Writer
+	// reportSHA256 is the sha256 of --report once the gate stage passed it, "" before or without one.
+	reportSHA256 string
+	w            io.Writer
 }
 
 // stage is one step of the release, run in order; the first error stops the release.
@@ -151,14 +153,15 @@ func (p *pipeline) gate() error {
 		fmt.Fprintln(p.w, "   skipped: no --report (run `make matrix` for reports/matrix.json); the manifests say not gated")
 		return nil
 	}
-	return runGateWith(p.w, &p.rf, p.gf, p.ps)
+	var err error
+	p.reportSHA256, err = runGateWith(p.w, &p.rf, p.gf, p.ps)
+	return err
 }
 
 func (p *pipeline) pack() error {
-	src, err := p.rf.source(p.ps)
-	if err != nil {
-		return err
-	}
+	// The report's sha256 comes from the gate stage, which passed it (or there was no --report).
+	src := p.rf.source(p.ps)
+	src.ReportSHA256 = p.reportSHA256
 	if src.ReportSHA256 == "" {
 		fmt.Fprintln(p.w, "   NOT GATED: no --report; the manifests record no conformance report (not a release)")
 	}
