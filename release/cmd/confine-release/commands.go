@@ -84,13 +84,18 @@ func verifyOne(w io.Writer, path string, p platforms.Platform, rel verify.Releas
 func runVerify(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	var rf releaseFlags
+	var af attestFlags
 	rf.register(fs)
+	af.register(fs)
 	fs.Usage = func() {}
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if err := required(fs, "version"); err != nil {
 		return err
+	}
+	if af.signature == "" && (af.key != "" || af.checksums != "") {
+		return usagef("--key and --checksums need --signature")
 	}
 	ps, err := rf.platforms()
 	if err != nil {
@@ -118,14 +123,27 @@ func runVerify(args []string, stdout io.Writer) error {
 			items = append(items, item{p, rf.binary(p.Name)})
 		}
 	}
+	var sc signatureCheck
+	if af.signature != "" {
+		sc = checkSignature(af)
+	}
 	ok := true
 	for _, it := range items {
 		ok = verifyOne(stdout, it.path, it.p, rf.release()) && ok
+		ok = printResults(stdout, it.p.Name, attestResults(af, &sc, it.p.Name, it.path, rf.commit)) && ok
 	}
 	if !ok {
 		return errChecksFailed
 	}
 	return nil
+}
+
+// printResults prints one line per result, prefixed with the platform, and reports whether all passed.
+func printResults(w io.Writer, platform string, rs []verify.Result) bool {
+	for _, r := range rs {
+		fmt.Fprintf(w, "%-11s %s\n", platform, r)
+	}
+	return !verify.Failed(rs)
 }
 
 func runSections(args []string, stdout io.Writer) error {

@@ -14,6 +14,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/confine-dev/confine/release/attest"
 	"github.com/confine-dev/confine/release/elfcheck"
 	"github.com/confine-dev/confine/release/oci"
 	"github.com/confine-dev/confine/release/pack"
@@ -33,6 +34,7 @@ type row struct {
 type pipeline struct {
 	rf      releaseFlags
 	gf      gateFlags
+	sf      signFlags
 	repro   string // a second clean build's dist dir, "" for none
 	out     string
 	regBin  string
@@ -58,6 +60,8 @@ var stages = []stage{
 	{"packaging each VS Code target and the npm packages", (*pipeline).pack},
 	{"pushing the OCI index to a loopback registry and a layout", (*pipeline).push},
 	{"pulling each child back by platform and verifying it", (*pipeline).pull},
+	{"writing each launcher's provenance and signing the checksums", (*pipeline).attest},
+	{"verifying the provenance and the signature", (*pipeline).verifyAttestations},
 }
 
 func runRelease(args []string, stdout io.Writer) error {
@@ -65,6 +69,7 @@ func runRelease(args []string, stdout io.Writer) error {
 	p := &pipeline{w: stdout, rows: map[string]*row{}}
 	p.rf.register(fs)
 	p.gf.register(fs)
+	p.sf.register(fs)
 	fs.StringVar(&p.repro, "repro", "", "a second clean build's artifacts (`DIR`/<platform>/confine) to compare byte for byte")
 	fs.StringVar(&p.out, "out", "out/release", "where the layouts, the OCI layout and the registry's storage go (`DIR`, recreated)")
 	fs.StringVar(&p.npmRoot, "npm-root", "release/npm/confine", "the npm root package's source folder")
@@ -72,7 +77,7 @@ func runRelease(args []string, stdout io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if err := required(fs, "version"); err != nil {
+	if err := required(fs, "version", "source-commit"); err != nil {
 		return err
 	}
 	var err error
@@ -277,4 +282,26 @@ func (p *pipeline) table() {
 			r.reproducible, strings.TrimSpace(r.digest))
 	}
 	tw.Flush()
+}
+
+func (p *pipeline) attest() error {
+	return writeAttestations(p.w, p.out, &p.rf, &p.sf, p.ps, p.reportSHA256)
+}
+
+// verifyAttestations runs what `verify --provenance --signature` runs on what attest wrote.
+func (p *pipeline) verifyAttestations() error {
+	af := attestFlags{provenance: filepath.Join(p.out, "provenance"), signature: filepath.Join(p.out, attest.SignatureFile)}
+	sc := checkSignature(af)
+	ok := true
+	for _, pl := range p.ps {
+		rs := attestResults(af, &sc, pl.Name, p.rf.binary(pl.Name), p.sf.sourceCommit)
+		for _, r := range rs {
+			fmt.Fprintf(p.w, "   %-11s %s\n", pl.Name, r)
+		}
+		ok = ok && !verify.Failed(rs)
+	}
+	if !ok {
+		return fmt.Errorf("provenance and signature: %w", errChecksFailed)
+	}
+	return nil
 }

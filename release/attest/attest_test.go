@@ -1,0 +1,171 @@
+package attest
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const (
+	commit = "0123456789abcdef0123456789abcdef01234567"
+	sumA   = "aa00000000000000000000000000000000000000000000000000000000000000"
+	sumB   = "bb00000000000000000000000000000000000000000000000000000000000000"
+	sumR   = "cc00000000000000000000000000000000000000000000000000000000000000"
+)
+
+func build() Build {
+	return Build{Version: "v1.2.3", Commit: commit, BazelVersion: "7.7.1", ModuleLock: File{Path: "MODULE.bazel.lock", Absent: true},
+		Module: File{Path: "MODULE.bazel", SHA256: sumB}, Report: File{Path: "reports/matrix.json", SHA256: sumR},
+		BuilderID: "https://example.invalid/make-release"}
+}
+
+// TestStatementRoundTrip: a written statement reads back, validates, names the subject, the commit, the
+// Bazel version and the digests of MODULE.bazel and the report; MODULE.bazel.lock is recorded absent.
+func TestStatementRoundTrip(t *testing.T) {
+	st, err := Statement(Subject{Name: "linux_amd64/confine", SHA256: sumA}, build())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"_type": "https://in-toto.io/Statement/v1"`, `"predicateType": "https://slsa.dev/provenance/v1"`,
+		`"gitCommit": "` + commit + `"`, `"bazelVersion": "7.7.1"`, `"buildDefinition"`, `"resolvedDependencies"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("statement lacks %s:\n%s", want, b)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "s.json")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadStatement(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Check(back, "linux_amd64/confine", sumA, commit[:7]); err != nil {
+		t.Fatalf("the statement does not check against its own subject: %v", err)
+	}
+	p, err := Provenance(back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Dependency(p, DepReport); got != sumR {
+		t.Errorf("report digest %q, want %s", got, sumR)
+	}
+	if got := Dependency(p, DepModule); got != sumB {
+		t.Errorf("MODULE.bazel digest %q, want %s", got, sumB)
+	}
+	if got := Dependency(p, DepModuleLock); got != "" {
+		t.Errorf("absent MODULE.bazel.lock has digest %q", got)
+	}
+	if !strings.Contains(string(b), `"absent": true`) {
+		t.Errorf("the absent lock file is not recorded as absent:\n%s", b)
+	}
+}
+
+// TestCheckFails: a statement checked against another digest, another name or another commit fails, each
+// with a line that says what the statement says instead.
+func TestCheckFails(t *testing.T) {
+	st, err := Statement(Subject{Name: "linux_amd64/confine", SHA256: sumA}, build())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct{ name, sum, commit, want string }{
+		"another digest": {"linux_amd64/confine", sumB, "", "the statement is for sha256 " + sumA},
+		"another name":   {"linux_arm64/confine", sumA, "", `is for "linux_amd64/confine"`},
+		"another commit": {"linux_amd64/confine", sumA, "fedcba9", "the provenance says commit " + commit},
+	} {
+		err := Check(st, c.name, c.sum, c.commit)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: error %v, want one line containing %q", name, err, c.want)
+		}
+	}
+}
+
+func TestStatementRefusesBadInput(t *testing.T) {
+	b := build()
+	b.Commit = "abc1234"
+	if _, err := Statement(Subject{Name: "x", SHA256: sumA}, b); err == nil {
+		t.Error("an abbreviated commit was accepted")
+	}
+	if _, err := Statement(Subject{Name: "x", SHA256: "nothex"}, build()); err == nil {
+		t.Error("a non-hex sha256 was accepted")
+	}
+	path := filepath.Join(t.TempDir(), "s.json")
+	os.WriteFile(path, []byte(`{"_type":"https://in-toto.io/Statement/v1","subject":[]}`), 0o644)
+	if _, err := ReadStatement(path); err == nil {
+		t.Error("a statement without a subject was read")
+	}
+}
+
+// TestSignVerify: a signature over the checksums file verifies with the signer's public key and fails,
+// one line each, with another key, after the file changed, when the signature is missing or garbage.
+func TestSignVerify(t *testing.T) {
+	dir := t.TempDir()
+	sums := filepath.Join(dir, ChecksumsFile)
+	if err := WriteChecksums(sums, map[string]string{"linux_amd64/confine": sumA, "linux_arm64/confine": sumB}); err != nil {
+		t.Fatal(err)
+	}
+	priv, pub, err := GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig, pub2, err := SignFile(priv, sums)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(pub) != string(pub2) {
+		t.Fatalf("SignFile's public key differs from GenerateKey's")
+	}
+	sigPath := filepath.Join(dir, SignatureFile)
+	if err := os.WriteFile(sigPath, sig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := VerifyFile(pub, sums, sigPath); err != nil {
+		t.Fatalf("a good signature does not verify: %v", err)
+	}
+	got, err := ReadChecksums(sums)
+	if err != nil || got["linux_amd64/confine"] != sumA || len(got) != 2 {
+		t.Fatalf("ReadChecksums: %v %v", got, err)
+	}
+
+	_, otherPub, _ := GenerateKey()
+	oneLine := func(name string, err error, want string) {
+		t.Helper()
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: error %v, want one line containing %q", name, err, want)
+		}
+	}
+	oneLine("wrong key", VerifyFile(otherPub, sums, sigPath), "does not verify")
+
+	tampered := filepath.Join(dir, "tampered.txt")
+	b, _ := os.ReadFile(sums)
+	os.WriteFile(tampered, []byte(strings.Replace(string(b), sumA, sumB, 1)), 0o644)
+	oneLine("changed file", VerifyFile(pub, tampered, sigPath), "does not verify")
+
+	err = VerifyFile(pub, sums, filepath.Join(dir, "nope.sig"))
+	if !errors.Is(err, ErrNoSignature) {
+		t.Errorf("missing signature: %v, want ErrNoSignature", err)
+	}
+	garbage := filepath.Join(dir, "garbage.sig")
+	os.WriteFile(garbage, []byte("not base64 !!"), 0o644)
+	oneLine("garbage signature", VerifyFile(pub, sums, garbage), "not a base64 signature")
+}
+
+func TestReadChecksumsRefusesMalformed(t *testing.T) {
+	for name, body := range map[string]string{
+		"short sum": "abc  x\n",
+		"twice":     sumA + "  x\n" + sumB + "  x\n",
+		"no name":   sumA + "\n",
+	} {
+		p := filepath.Join(t.TempDir(), "c.txt")
+		os.WriteFile(p, []byte(body), 0o644)
+		if _, err := ReadChecksums(p); err == nil {
+			t.Errorf("%s: accepted %q", name, body)
+		}
+	}
+}

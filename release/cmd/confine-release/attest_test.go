@@ -1,0 +1,162 @@
+package main
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/confine-dev/confine/release/attest"
+	"github.com/confine-dev/confine/release/internal/fixture"
+	"github.com/confine-dev/confine/release/platforms"
+)
+
+const (
+	testCommit  = "0123456789abcdef0123456789abcdef01234567"
+	testVersion = "v1.2.3-1-g0123456" // names testCommit, as git describe does one commit past a tag
+)
+
+// attestWorld builds real ELF stand-ins for the four launchers (fixture: static, stripped, stamped testVersion)
+// and writes their statements, checksums.txt, its signature and cosign.pub under out, signed with a key
+// the test makes. It returns the dist directory and out.
+func attestWorld(t *testing.T) (dist, out string) {
+	t.Helper()
+	dir := t.TempDir()
+	dist, out = filepath.Join(dir, "dist"), filepath.Join(dir, "out")
+	built := map[string]string{}
+	for _, pl := range []string{"linux_amd64", "linux_arm64", "wsl2_amd64", "wsl2_arm64"} {
+		arch := strings.TrimPrefix(strings.TrimPrefix(pl, "linux_"), "wsl2_")
+		if built[arch] == "" {
+			built[arch] = fixture.Build(t, fixture.Spec{GOARCH: arch, Version: testVersion})
+		}
+		b, err := os.ReadFile(built[arch])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(dist, pl), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dist, pl, "confine"), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	priv, _, err := attest.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wd, _ := os.Getwd()
+	ps, err := platforms.Load(filepath.Join(wd, "../../../platforms/platforms.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rf := releaseFlags{dist: dist, version: testVersion}
+	sf := signFlags{sourceCommit: testCommit, key: write("cosign.key", string(priv)), builderID: "test",
+		bazelVersion: write("bazelversion", "7.7.1\n"), module: write("MODULE.bazel", "module(name = \"x\")\n"),
+		moduleLock: filepath.Join(dir, "no-lock")}
+	if err := writeAttestations(io.Discard, out, &rf, &sf, ps, ""); err != nil {
+		t.Fatal(err)
+	}
+	return dist, out
+}
+
+// verifyAttested runs verify --provenance --signature on dist and out plus extra flags, and checks that it
+// fails (exit 1) and that every FAIL line names bad (e.g. "linux_amd64/confine") and mentions want;
+// bad "" expects it to pass.
+func verifyAttested(t *testing.T, dist, out, bad, want string, extra ...string) {
+	t.Helper()
+	args := append([]string{"verify", "--dist", dist, "--version", testVersion, "--commit", testCommit[:7],
+		"--provenance", filepath.Join(out, "provenance"), "--signature", filepath.Join(out, attest.SignatureFile)}, extra...)
+	code, stdout, _ := confineRelease(t, args...)
+	var fails []string
+	for _, l := range strings.Split(stdout, "\n") {
+		if strings.Contains(l, " FAIL ") || strings.HasPrefix(l, "FAIL") {
+			fails = append(fails, l)
+		}
+	}
+	if bad == "" {
+		if code != exitOK || len(fails) > 0 {
+			t.Fatalf("verify of an untouched release: exit %d, failures %q", code, fails)
+		}
+		if n := strings.Count(stdout, "ok   provenance"); n != 4 {
+			t.Errorf("%d ok provenance lines, want 4", n)
+		}
+		if n := strings.Count(stdout, "ok   signature"); n != 8 {
+			t.Errorf("%d ok signature lines, want 8 (four launchers, four statements)", n)
+		}
+		return
+	}
+	if code != exitFailed || len(fails) == 0 {
+		t.Fatalf("exit %d, failures %q: want exit 1 with FAIL lines", code, fails)
+	}
+	for _, l := range fails {
+		if !strings.Contains(l, bad) || !strings.Contains(l, want) {
+			t.Errorf("FAIL line %q does not name %s and say %q", l, bad, want)
+		}
+	}
+}
+
+// TestVerifyAttestations: verify --provenance --signature passes on what the release writes and fails,
+// naming the artifact on every FAIL line, on each planted problem.
+func TestVerifyAttestations(t *testing.T) {
+	t.Run("untouched", func(t *testing.T) {
+		dist, out := attestWorld(t)
+		verifyAttested(t, dist, out, "", "")
+	})
+	t.Run("tampered artifact", func(t *testing.T) {
+		dist, out := attestWorld(t)
+		f, err := os.OpenFile(filepath.Join(dist, "linux_amd64", "confine"), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Write([]byte{0})
+		f.Close()
+		verifyAttested(t, dist, out, "linux_amd64/confine", "sha256")
+	})
+	t.Run("statement for another digest", func(t *testing.T) {
+		dist, out := attestWorld(t)
+		st, err := attest.Statement(attest.Subject{Name: "linux_arm64/confine", SHA256: strings.Repeat("ab", 32)},
+			attest.Build{Version: testVersion, Commit: testCommit, BuilderID: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := attest.Marshal(st)
+		if err := os.WriteFile(filepath.Join(out, "provenance", "linux_arm64.intoto.json"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// Only --provenance: the statement's own checksum is the signature's business (next cases).
+		code, stdout, _ := confineRelease(t, "verify", "--dist", dist, "--version", testVersion, "--provenance", filepath.Join(out, "provenance"))
+		if code != exitFailed || strings.Count(stdout, "FAIL") != 1 ||
+			!strings.Contains(stdout, "FAIL provenance linux_arm64/confine: the artifact has sha256 ") {
+			t.Fatalf("exit %d, stdout %q: want one FAIL provenance line for linux_arm64/confine", code, stdout)
+		}
+		// With --signature too, the swapped statement no longer matches the signed checksums either.
+		verifyAttested(t, dist, out, "linux_arm64", "sha256")
+	})
+	t.Run("wrong key", func(t *testing.T) {
+		dist, out := attestWorld(t)
+		_, pub, _ := attest.GenerateKey()
+		other := filepath.Join(t.TempDir(), "other.pub")
+		os.WriteFile(other, pub, 0o644)
+		verifyAttested(t, dist, out, "FAIL signature", "does not verify", "--key", other)
+	})
+	t.Run("missing signature", func(t *testing.T) {
+		dist, out := attestWorld(t)
+		os.Remove(filepath.Join(out, attest.SignatureFile))
+		verifyAttested(t, dist, out, "FAIL signature", "no signature: ")
+	})
+	t.Run("changed checksums", func(t *testing.T) {
+		dist, out := attestWorld(t)
+		c := filepath.Join(out, attest.ChecksumsFile)
+		b, _ := os.ReadFile(c)
+		os.WriteFile(c, append(b, []byte(strings.Repeat("0", 64)+"  extra\n")...), 0o644)
+		verifyAttested(t, dist, out, "FAIL signature", "does not verify")
+	})
+}
