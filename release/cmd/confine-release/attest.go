@@ -183,10 +183,11 @@ func (s *signFlags) build(rf *releaseFlags, reportSHA256 string) (attest.Build, 
 }
 
 // writeAttestations writes, under out: provenance/<platform>.intoto.json for every launcher of ps,
-// checksums.txt (each launcher as <platform>/confine and each statement as provenance/<file>), its
-// signature checksums.txt.sig and the public key cosign.pub. Without --signing-key it makes a key pair
-// for this run in out/signing (the private key mode 0600) and says so.
-func writeAttestations(w io.Writer, out string, rf *releaseFlags, s *signFlags, ps []platforms.Platform, reportSHA256 string) error {
+// checksums.txt (each launcher as <platform>/confine and each statement as provenance/<file>), and,
+// when signing, its signature checksums.txt.sig and the public key cosign.pub. Without --signing-key
+// it makes a key pair for this run in out/signing (the private key mode 0600) when ephemeral is set
+// (make release), and otherwise signs nothing and says so (CI signs keyless with cosign).
+func writeAttestations(w io.Writer, out string, rf *releaseFlags, s *signFlags, ps []platforms.Platform, reportSHA256 string, ephemeral bool) error {
 	b, err := s.build(rf, reportSHA256)
 	if err != nil {
 		return err
@@ -224,6 +225,10 @@ func writeAttestations(w io.Writer, out string, rf *releaseFlags, s *signFlags, 
 		return err
 	}
 	keyPath := s.key
+	if keyPath == "" && !ephemeral {
+		fmt.Fprintf(w, "   wrote %s; not signed here (no --signing-key): sign it keyless, `cosign sign-blob --bundle`\n", checksums)
+		return nil
+	}
 	if keyPath == "" {
 		priv, _, err := attest.GenerateKey()
 		if err != nil {
@@ -254,4 +259,30 @@ func writeAttestations(w io.Writer, out string, rf *releaseFlags, s *signFlags, 
 	}
 	fmt.Fprintf(w, "   signed %s: %s, public key %s\n", checksums, filepath.Join(out, attest.SignatureFile), filepath.Join(out, attest.PublicKeyFile))
 	return nil
+}
+
+func runProvenance(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("provenance", flag.ContinueOnError)
+	var rf releaseFlags
+	var g gateFlags
+	var sf signFlags
+	rf.register(fs)
+	g.register(fs)
+	sf.register(fs)
+	out := fs.String("out", "", "the `DIR` to write provenance/, checksums.txt (and with --signing-key its signature and cosign.pub) into")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := required(fs, "version", "source-commit", "out"); err != nil {
+		return err
+	}
+	ps, err := rf.platforms()
+	if err != nil {
+		return err
+	}
+	src, err := gatedSource(&rf, g, ps) // a report goes into the provenance only once the gate passes it
+	if err != nil {
+		return err
+	}
+	return writeAttestations(stdout, *out, &rf, &sf, ps, src.ReportSHA256, false)
 }

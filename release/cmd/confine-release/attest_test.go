@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/sha256"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -61,7 +63,7 @@ func attestWorld(t *testing.T) (dist, out string) {
 	sf := signFlags{sourceCommit: testCommit, key: write("cosign.key", string(priv)), builderID: "test",
 		bazelVersion: write("bazelversion", "7.7.1\n"), module: write("MODULE.bazel", "module(name = \"x\")\n"),
 		moduleLock: filepath.Join(dir, "no-lock")}
-	if err := writeAttestations(io.Discard, out, &rf, &sf, ps, ""); err != nil {
+	if err := writeAttestations(io.Discard, out, &rf, &sf, ps, "", false); err != nil {
 		t.Fatal(err)
 	}
 	return dist, out
@@ -159,4 +161,46 @@ func TestVerifyAttestations(t *testing.T) {
 		os.WriteFile(c, append(b, []byte(strings.Repeat("0", 64)+"  extra\n")...), 0o644)
 		verifyAttested(t, dist, out, "FAIL signature", "does not verify")
 	})
+}
+
+// TestProvenanceCommand: `provenance` records a report only once the gate passes it, refuses one it
+// fails (exit 1, nothing written), and without --signing-key writes checksums.txt but no signature.
+func TestProvenanceCommand(t *testing.T) {
+	dir := t.TempDir()
+	bv := filepath.Join(dir, "bazelversion")
+	os.WriteFile(bv, []byte("7.7.1\n"), 0o644)
+	common := []string{"--version", "v1.2.3", "--source-commit", testCommit, "--bazelversion", bv,
+		"--module", bv, "--module-lock", filepath.Join(dir, "absent")}
+
+	dist, gf, report := gateWorld(t, nil)
+	out := filepath.Join(dir, "out")
+	args := append(append([]string{"provenance", "--dist", dist, "--report", report, "--out", out}, common...), gf...)
+	if code, _, stderr := confineRelease(t, args...); code != exitOK {
+		t.Fatalf("provenance with a passing report: exit %d, %s", code, stderr)
+	}
+	st, err := attest.ReadStatement(filepath.Join(out, "provenance", "linux_amd64.intoto.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := attest.Provenance(st)
+	raw, _ := os.ReadFile(report)
+	if got, want := attest.Dependency(p, attest.DepReport), fmt.Sprintf("%x", sha256.Sum256(raw)); got != want {
+		t.Errorf("the statement records report %q, want %s", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(out, attest.ChecksumsFile)); err != nil {
+		t.Errorf("no checksums.txt: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, attest.SignatureFile)); !os.IsNotExist(err) {
+		t.Errorf("a signature was written without --signing-key (%v)", err)
+	}
+
+	dist, gf, report = gateWorld(t, func(m map[string]any) { m["results"] = []any{} })
+	out = filepath.Join(dir, "refused")
+	args = append(append([]string{"provenance", "--dist", dist, "--report", report, "--out", out}, common...), gf...)
+	if code, _, stderr := confineRelease(t, args...); code != exitFailed || !strings.Contains(stderr, "refusing --report") {
+		t.Fatalf("provenance with a failing report: exit %d, stderr %q; want 1, refusing", code, stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("%s written for a refused report (%v)", out, err)
+	}
 }

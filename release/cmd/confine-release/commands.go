@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -282,7 +283,9 @@ func runOCI(args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		d, err := oci.Push(ref, idx)
+		// Credentials as docker and crane find them ($DOCKER_CONFIG/config.json, e.g. after `docker login`);
+		// none is anonymous, as a loopback registry wants.
+		d, err := oci.Push(ref, idx, remote.WithAuthFromKeychain(authn.DefaultKeychain))
 		if err != nil {
 			return err
 		}

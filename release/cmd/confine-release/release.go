@@ -285,7 +285,7 @@ func (p *pipeline) table() {
 }
 
 func (p *pipeline) attest() error {
-	return writeAttestations(p.w, p.out, &p.rf, &p.sf, p.ps, p.reportSHA256)
+	return writeAttestations(p.w, p.out, &p.rf, &p.sf, p.ps, p.reportSHA256, true)
 }
 
 // verifyAttestations runs what `verify --provenance --signature` runs on what attest wrote.
