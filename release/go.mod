@@ -9,6 +9,7 @@ require (
 	github.com/google/rpmpack v0.7.1
 	github.com/in-toto/attestation v1.2.0
 	github.com/sigstore/sigstore v1.10.4
+	go.yaml.in/yaml/v3 v3.0.6
 	google.golang.org/protobuf v1.36.11
 )
 
