@@ -38,6 +38,10 @@ func TestStatementRoundTrip(t *testing.T) {
 			t.Errorf("statement lacks %s:\n%s", want, b)
 		}
 	}
+	again, _ := Marshal(st)
+	if string(again) != string(b) {
+		t.Errorf("Marshal of one statement gave different bytes:\n%s\n%s", b, again)
+	}
 	path := filepath.Join(t.TempDir(), "s.json")
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)

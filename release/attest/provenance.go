@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -142,14 +143,23 @@ func Statement(sub Subject, b Build) (*intoto.Statement, error) {
 	return st, nil
 }
 
-// Marshal returns st as indented JSON with a final newline (protojson; field names as the in-toto and
-// SLSA specs spell them: "_type", "predicateType", "buildDefinition").
+// Marshal returns st as JSON indented by two spaces with a final newline, field names as the in-toto and
+// SLSA specs spell them ("_type", "predicateType", "buildDefinition"). The same statement gives the same
+// bytes: protojson's own indentation varies on purpose from build to build, so it is re-indented here.
 func Marshal(st *intoto.Statement) ([]byte, error) {
-	b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(st)
+	b, err := protojson.Marshal(st)
 	if err != nil {
 		return nil, fmt.Errorf("attest: %w", err)
 	}
-	return append(b, '\n'), nil
+	var compact, out bytes.Buffer
+	if err := json.Compact(&compact, b); err != nil {
+		return nil, fmt.Errorf("attest: %w", err)
+	}
+	if err := json.Indent(&out, compact.Bytes(), "", "  "); err != nil {
+		return nil, fmt.Errorf("attest: %w", err)
+	}
+	out.WriteByte('\n')
+	return out.Bytes(), nil
 }
 
 // ReadStatement reads the statement at path. Errors: unreadable; not a statement (protojson rejects
