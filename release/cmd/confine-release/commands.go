@@ -308,7 +308,7 @@ func runOCI(args []string, stdout io.Writer) error {
 		if err != nil {
 			return usagef("%v", err)
 		}
-		if idx, err = remote.Index(ref); err != nil {
+		if idx, err = remote.Index(ref, remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
 			return fmt.Errorf("oci: %w", err)
 		}
 	case *layoutDir != "":
