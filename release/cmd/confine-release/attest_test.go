@@ -12,6 +12,7 @@ import (
 	"github.com/confine-dev/confine/release/attest"
 	"github.com/confine-dev/confine/release/internal/fixture"
 	"github.com/confine-dev/confine/release/platforms"
+	"github.com/confine-dev/confine/release/registry"
 )
 
 const (
@@ -203,4 +204,40 @@ func TestProvenanceCommand(t *testing.T) {
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("%s written for a refused report (%v)", out, err)
 	}
+}
+
+// TestReleaseAttests is `make release`'s acceptance offline: the whole release on fixture launchers (a real
+// docker-registry on loopback) writes a statement per launcher, checksums.txt, its signature and the key,
+// and verify --provenance --signature passes on them. Skips without docker-registry unless
+// CONFINE_REQUIRE_REGISTRY=1 (make release-test).
+func TestReleaseAttests(t *testing.T) {
+	if _, err := os.Stat(registry.DefaultBinary); err != nil && os.Getenv("CONFINE_REQUIRE_REGISTRY") != "1" {
+		t.Skipf("skipped: needs %s (make release-deps): %v", registry.DefaultBinary, err)
+	}
+	dist, _ := attestWorld(t)
+	dir := t.TempDir()
+	bv := filepath.Join(dir, "bazelversion")
+	os.WriteFile(bv, []byte("7.7.1\n"), 0o644)
+	out := filepath.Join(dir, "release")
+	code, stdout, stderr := confineRelease(t, "release", "--dist", dist, "--version", testVersion, "--commit", testCommit[:7],
+		"--source-commit", testCommit, "--out", out, "--bazelversion", bv, "--module", bv, "--module-lock", filepath.Join(dir, "absent"))
+	if code != exitOK {
+		t.Fatalf("release: exit %d, stderr %q", code, stderr)
+	}
+	for _, want := range []string{"== writing each launcher's provenance", "== verifying the provenance and the signature",
+		"signing with a key made for this run"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("release output lacks %q", want)
+		}
+	}
+	for _, f := range []string{"provenance/linux_amd64.intoto.json", "provenance/wsl2_arm64.intoto.json", attest.ChecksumsFile,
+		attest.SignatureFile, attest.PublicKeyFile} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("release wrote no %s: %v", f, err)
+		}
+	}
+	if st, err := os.Stat(filepath.Join(out, "signing", "cosign.key")); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("the run's private key: %v, mode %v; want 0600", err, st)
+	}
+	verifyAttested(t, dist, out, "", "")
 }
