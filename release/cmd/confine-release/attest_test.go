@@ -20,6 +20,9 @@ const (
 	testVersion = "v1.2.3-1-g0123456" // names testCommit, as git describe does one commit past a tag
 )
 
+// fixtureELF holds the fixture launcher of each GOARCH once built (tests here do not run in parallel).
+var fixtureELF = map[string][]byte{}
+
 // attestWorld builds real ELF stand-ins for the four launchers (fixture: static, stripped, stamped testVersion)
 // and writes their statements, checksums.txt, its signature and cosign.pub under out, signed with a key
 // the test makes. It returns the dist directory and out.
@@ -27,16 +30,16 @@ func attestWorld(t *testing.T) (dist, out string) {
 	t.Helper()
 	dir := t.TempDir()
 	dist, out = filepath.Join(dir, "dist"), filepath.Join(dir, "out")
-	built := map[string]string{}
 	for _, pl := range []string{"linux_amd64", "linux_arm64", "wsl2_amd64", "wsl2_arm64"} {
 		arch := strings.TrimPrefix(strings.TrimPrefix(pl, "linux_"), "wsl2_")
-		if built[arch] == "" {
-			built[arch] = fixture.Build(t, fixture.Spec{GOARCH: arch, Version: testVersion})
+		if fixtureELF[arch] == nil { // built once per test binary: a go build each is most of these tests' time
+			b, err := os.ReadFile(fixture.Build(t, fixture.Spec{GOARCH: arch, Version: testVersion}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			fixtureELF[arch] = b
 		}
-		b, err := os.ReadFile(built[arch])
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := fixtureELF[arch]
 		if err := os.MkdirAll(filepath.Join(dist, pl), 0o755); err != nil {
 			t.Fatal(err)
 		}
