@@ -1,8 +1,10 @@
 package attest
 
 import (
+	"encoding/base64"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -171,5 +173,40 @@ func TestReadChecksumsRefusesMalformed(t *testing.T) {
 		if _, err := ReadChecksums(p); err == nil {
 			t.Errorf("%s: accepted %q", name, body)
 		}
+	}
+}
+
+// TestSignatureIsPlainECDSA: the signature is what cosign sign-blob --key writes and verify-blob --key
+// checks, plain ECDSA P-256 over SHA-256 in ASN.1 DER, base64: openssl, an independent implementation,
+// verifies it with the PEM public key, and refuses it over a changed file. Skips without openssl.
+func TestSignatureIsPlainECDSA(t *testing.T) {
+	openssl, err := exec.LookPath("openssl")
+	if err != nil {
+		t.Skip("skipped: needs openssl to check the signature with an independent implementation")
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, ChecksumsFile)
+	if err := WriteChecksums(file, map[string]string{"linux_amd64/confine": sumA}); err != nil {
+		t.Fatal(err)
+	}
+	priv, pub, _ := GenerateKey()
+	sig, _, err := SignFile(priv, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := base64.StdEncoding.DecodeString(string(sig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pubPath, derPath := filepath.Join(dir, "cosign.pub"), filepath.Join(dir, "sig.der")
+	os.WriteFile(pubPath, pub, 0o644)
+	os.WriteFile(derPath, der, 0o644)
+	if b, err := exec.Command(openssl, "dgst", "-sha256", "-verify", pubPath, "-signature", derPath, file).CombinedOutput(); err != nil {
+		t.Fatalf("openssl does not verify the signature: %v\n%s", err, b)
+	}
+	changed := filepath.Join(dir, "changed.txt")
+	os.WriteFile(changed, []byte(sumB+"  linux_amd64/confine\n"), 0o644)
+	if b, err := exec.Command(openssl, "dgst", "-sha256", "-verify", pubPath, "-signature", derPath, changed).CombinedOutput(); err == nil {
+		t.Fatalf("openssl verified the signature over a changed file:\n%s", b)
 	}
 }
