@@ -1,6 +1,7 @@
 package attest
 
 import (
+	"crypto/elliptic"
 	"encoding/base64"
 	"errors"
 	"os"
@@ -8,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sigstore/sigstore/pkg/cryptoutils"
 )
 
 const (
@@ -208,5 +211,37 @@ func TestSignatureIsPlainECDSA(t *testing.T) {
 	os.WriteFile(changed, []byte(sumB+"  linux_amd64/confine\n"), 0o644)
 	if b, err := exec.Command(openssl, "dgst", "-sha256", "-verify", pubPath, "-signature", derPath, changed).CombinedOutput(); err == nil {
 		t.Fatalf("openssl verified the signature over a changed file:\n%s", b)
+	}
+}
+
+// TestEncryptedKey: a key encrypted as `cosign generate-key-pair` writes it ("ENCRYPTED SIGSTORE PRIVATE
+// KEY") signs with $COSIGN_PASSWORD, and a wrong password is an error, not a signature.
+func TestEncryptedKey(t *testing.T) {
+	priv, pub, err := cryptoutils.GeneratePEMEncodedECDSAKeyPair(elliptic.P256(),
+		func(bool) ([]byte, error) { return []byte("correct horse"), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(priv), "ENCRYPTED SIGSTORE PRIVATE KEY") {
+		t.Fatalf("not a cosign-encrypted key:\n%s", priv)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, ChecksumsFile)
+	if err := WriteChecksums(file, map[string]string{"x": sumA}); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("COSIGN_PASSWORD", "wrong")
+	if _, _, err := SignFile(priv, file); err == nil {
+		t.Fatal("signed with the wrong password")
+	}
+	t.Setenv("COSIGN_PASSWORD", "correct horse")
+	sig, _, err := SignFile(priv, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sigPath := filepath.Join(dir, SignatureFile)
+	os.WriteFile(sigPath, sig, 0o644)
+	if err := VerifyFile(pub, file, sigPath); err != nil {
+		t.Fatalf("the signature of the encrypted key does not verify: %v", err)
 	}
 }
