@@ -31,7 +31,7 @@ conformance-host: confine conformance-build ## run every case on the host kernel
 # host-emulation columns (kernels.json host_emulation) run the shipped launcher under a seccomp filter the runner
 # installs on itself (VM_HOST_EMULATION; `confine-conformance --host-emulation NAME` on the host). The WSL2
 # launcher of record (confine-wsl2) runs the wsl-interop family against a simulated Windows interop.
-payload: build ## Bazel's linux and WSL2 launchers, the confine_abicap test launcher, confine-conformance (+ expected.yaml) for amd64 and arm64 into out/payload/<arch>/
+payload: build vm-build ## Bazel's linux and WSL2 launchers, the confine_abicap test launcher, confine-conformance (+ expected.yaml) for amd64 and arm64 into out/payload/<arch>/
 	for a in amd64 arm64; do \
 	  mkdir -p $(PAYLOAD)/$$a && cp -f dist/bin/linux_$$a/confine $(PAYLOAD)/$$a/confine && \
 	  cp -f dist/bin/wsl2_$$a/confine $(PAYLOAD)/$$a/confine-wsl2 && \
@@ -39,7 +39,7 @@ payload: build ## Bazel's linux and WSL2 launchers, the confine_abicap test laun
 	  (cd conformance && GOARCH=$$a $(CONFORMANCE_GOBUILD) -o $(PAYLOAD)/$$a/confine-conformance ./cmd/confine-conformance) && \
 	  cp conformance/expected.yaml $(PAYLOAD)/$$a/expected.yaml || exit 1; \
 	done
-	scripts/payload-binfmt-modules.sh $(PAYLOAD)
+	scripts/payload-binfmt-modules.sh $(VM) $(PAYLOAD)
 
 matrix: payload vm-build conformance-build ## boot every kernel of vm/kernels.json, run the suite in each, print the kernel × case table
 	scripts/conformance-matrix.sh $(VM) $(PAYLOAD) $(CONFORMANCE) $(REPORTS) $(MATRIX_TOCTOU_ATTEMPTS) $(VM_JOBS) $(MATRIX_FLAGS)

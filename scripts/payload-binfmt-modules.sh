@@ -1,48 +1,43 @@
 #!/usr/bin/env bash
 # Puts binfmt_misc.ko of every Debian kernel of vm/kernels.json into PAYLOAD/<arch>/modules/<release>/, for the
-# wsl-interop conformance family: Debian builds binfmt_misc as a module (CONFIG_BINFMT_MISC=m) and the guest has
-# no /lib/modules, so the runner loads it from the payload (internal/interopsim) to register the simulated WSL
-# interop. Each module is fetched once with apt (the runner's own apt configuration under CACHE/apt) and kept in
-# CACHE/modules/<package>_<version>/; a kernel whose module cannot be had is named, and its family then SKIPs
-# with the reason.
-# usage: scripts/payload-binfmt-modules.sh PAYLOAD [CACHE]
+# wsl-interop conformance family: Debian builds binfmt_misc as a module (CONFIG_BINFMT_MISC=m) up to 6.18 and the
+# guest has no /lib/modules, so the runner loads it from the payload (internal/interopsim) to register the
+# simulated WSL interop. The modules come from the VM runner's own cache (`vm fetch --module binfmt_misc`, under
+# CACHE/vm): it writes its private apt configuration and runs apt-get update itself on its first download, so a
+# fresh machine's first payload has every module (issue 27: this script once read that configuration before any
+# `vm run` had written it, and fetched none). A kernel whose package has no such module (built in, 6.19 on) is
+# named; any other failure to fetch stops the payload, loudly: a payload without a module would turn every
+# wsl-interop case of that kernel into a deviation.
+# usage: scripts/payload-binfmt-modules.sh VM PAYLOAD
 set -euo pipefail
-payload=${1:?usage: $0 PAYLOAD [CACHE]}
-cache=${2:-$HOME/.cache/confine/vm}
-apt=$cache/apt
-python3 -c '
-import json
-seen = set()
-for k in json.load(open("vm/kernels.json"))["kernels"]:
-    key = (k["package"], k["version"], k["arch"])
-    if key not in seen:
-        seen.add(key)
-        print(*key)
-' | while read -r pkg ver arch; do
-	dir=$cache/modules/${pkg}_${ver}
-	if [[ ! -s $dir/binfmt_misc.ko ]]; then
-		tmp=$(mktemp -d)
-		if (cd "$tmp" && apt-get -q -o Dir::Etc::SourceList="$apt/sources.list" -o Dir::Etc::SourceParts=/dev/null \
-			-o Dir::State::Lists="$apt/lists" -o Dir::Cache="$apt/cache" -o Dir::State::Status="$apt/status" \
-			-o APT::Architecture="$arch" download "$pkg=$ver" >/dev/null 2>&1) &&
-			dpkg-deb --fsys-tarfile "$tmp"/*.deb | tar -x -C "$tmp" --wildcards '*/kernel/fs/binfmt_misc.ko*' 2>/dev/null; then
-			ko=$(find "$tmp" -name 'binfmt_misc.ko*' | head -1)
-			rel=$(basename "$(dirname "$(dirname "$(dirname "$ko")")")")
-			mkdir -p "$dir"
-			case $ko in
-			*.xz) xz -dc "$ko" >"$dir/binfmt_misc.ko" ;;
-			*.zst) zstd -qdc "$ko" >"$dir/binfmt_misc.ko" ;;
-			*) cp "$ko" "$dir/binfmt_misc.ko" ;;
-			esac
-			echo "$rel" >"$dir/release"
-		else
-			echo "payload-binfmt-modules: no binfmt_misc.ko for $pkg $ver (built in, or not fetchable): wsl-interop skips there" >&2
-		fi
-		rm -rf "$tmp"
+vm=${1:?usage: $0 VM PAYLOAD} payload=${2:?usage: $0 VM PAYLOAD}
+list=$(mktemp)
+trap 'rm -f "$list"' EXIT
+if ! "$vm" fetch --module binfmt_misc >"$list"; then
+	echo "payload-binfmt-modules: vm fetch --module binfmt_misc failed (above): the payload would lack the modules the wsl-interop family needs" >&2
+	exit 1
+fi
+declare -A seen
+n=0 builtin=()
+while IFS=$'\t' read -r id arch sum path member; do
+	if [[ $sum == built-in ]]; then
+		builtin+=("$id")
+		continue
 	fi
-	if [[ -s $dir/binfmt_misc.ko ]]; then
-		rel=$(cat "$dir/release")
-		mkdir -p "$payload/$arch/modules/$rel"
-		cp -f "$dir/binfmt_misc.ko" "$payload/$arch/modules/$rel/binfmt_misc.ko"
-	fi
-done
+	# member: ./lib/modules/<release>/kernel/fs/binfmt_misc.ko[.xz|.zst|.gz] (or under ./usr)
+	rel=${member#*/lib/modules/}
+	rel=${rel%%/*}
+	[[ -n ${seen[$arch/$rel]:-} ]] && continue
+	seen[$arch/$rel]=1
+	dst=$payload/$arch/modules/$rel
+	mkdir -p "$dst"
+	case $member in
+	*.xz) xz -dc "$path" >"$dst/binfmt_misc.ko.tmp" ;;
+	*.zst) zstd -qdc "$path" >"$dst/binfmt_misc.ko.tmp" ;;
+	*.gz) gzip -dc "$path" >"$dst/binfmt_misc.ko.tmp" ;;
+	*) cp "$path" "$dst/binfmt_misc.ko.tmp" ;;
+	esac
+	mv -f "$dst/binfmt_misc.ko.tmp" "$dst/binfmt_misc.ko"
+	n=$((n + 1))
+done <"$list"
+echo "payload-binfmt-modules: $n binfmt_misc.ko modules in $payload; built in (no module: the family registers without one) on ${builtin[*]:-none}"

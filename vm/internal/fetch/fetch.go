@@ -54,9 +54,14 @@ func DefaultRoot() string {
 	return filepath.Join(home, ".cache", "confine", "vm")
 }
 
+// ErrNoMember is wrapped by Extract's error when the package holds no member that match accepts (e.g. a kernel
+// module built into that kernel).
+var ErrNoMember = errors.New("holds no matching file")
+
 // Extract returns the member of package pkg=version for arch that match accepts, fetching the package first if the
 // cache lacks it. The name passed to match is the tar member path (e.g. "./boot/vmlinuz-…"). The first match wins;
-// a package without a matching member is an error.
+// a package without a matching member is an error wrapping ErrNoMember, and that answer is cached too (<file>.absent:
+// a pinned package's content does not change), so it is not downloaded again to learn it.
 func (c *Cache) Extract(ctx context.Context, pkg, version, arch, file string, match func(member string) bool) (Extracted, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -68,6 +73,9 @@ func (c *Cache) Extract(ctx context.Context, pkg, version, arch, file string, ma
 			return Extracted{Path: out, SHA256: strings.TrimSpace(string(sum)), Member: strings.TrimSpace(string(member))}, nil
 		}
 	}
+	if b, err := os.ReadFile(out + ".absent"); err == nil {
+		return Extracted{}, fmt.Errorf("%s=%s (%s): package %s %w (cached: %s)", pkg, version, arch, strings.TrimSpace(string(b)), ErrNoMember, out+".absent")
+	}
 	deb, cleanup, err := c.download(ctx, pkg, version, arch)
 	if err != nil {
 		return Extracted{}, err
@@ -77,6 +85,9 @@ func (c *Cache) Extract(ctx context.Context, pkg, version, arch, file string, ma
 		return Extracted{}, err
 	}
 	ex, err := extractMember(ctx, deb, out, match)
+	if errors.Is(err, ErrNoMember) {
+		_ = os.WriteFile(out+".absent", []byte(filepath.Base(deb)+"\n"), 0o644)
+	}
 	if err != nil {
 		return Extracted{}, fmt.Errorf("%s=%s (%s): %w", pkg, version, arch, err)
 	}
@@ -321,7 +332,7 @@ func extractMember(ctx context.Context, deb, out string, match func(string) bool
 	case terr != nil:
 		return Extracted{}, fmt.Errorf("corrupt package %s: %w", filepath.Base(deb), terr)
 	case !found:
-		return Extracted{}, fmt.Errorf("package %s holds no matching file", filepath.Base(deb))
+		return Extracted{}, fmt.Errorf("package %s %w", filepath.Base(deb), ErrNoMember)
 	}
 	return ex, nil
 }
