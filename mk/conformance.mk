@@ -45,7 +45,7 @@ matrix: payload vm-build conformance-build ## boot every kernel of vm/kernels.js
 	scripts/conformance-matrix.sh $(VM) $(PAYLOAD) $(CONFORMANCE) $(REPORTS) $(MATRIX_TOCTOU_ATTEMPTS) $(VM_JOBS) $(MATRIX_FLAGS)
 
 matrix-report: conformance-build ## the kernel × case report from existing reports/vm results (e.g. merged CI shards)
-	$(CONFORMANCE) report --results $(REPORTS)/vm --manifest vm/kernels.json --expect conformance/expected.yaml --out $(REPORTS)
+	$(CONFORMANCE) report --results $(REPORTS)/vm --manifest vm/kernels.json --expect conformance/expected.yaml --out $(REPORTS) --require-complete
 
 conformance-smoke: payload vm-build conformance-build ## the suite in two VM kernels ($(SMOKE_KERNELS)), bounded, for make test
 	scripts/conformance-matrix.sh $(VM) $(PAYLOAD) $(CONFORMANCE) $(REPORTS)/smoke $(SMOKE_TOCTOU_ATTEMPTS) $(VM_JOBS) --kernels $(SMOKE_KERNELS)

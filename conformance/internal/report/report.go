@@ -113,10 +113,47 @@ type Summary struct {
 type Matrix struct {
 	Schema string `json:"schema"`
 	// ExpectedSHA256 is the hex sha256 of the expectations file the cells were gated on (Main sets it).
-	ExpectedSHA256 string   `json:"expected_sha256,omitempty"`
-	Summary        Summary  `json:"summary"`
-	Kernels        []Column `json:"kernels"`
-	Results        []Result `json:"results"`
+	ExpectedSHA256 string  `json:"expected_sha256,omitempty"`
+	Summary        Summary `json:"summary"`
+	// Coverage says which kernel entries of the manifest have results here (VM reports built with a manifest).
+	Coverage *Coverage `json:"coverage,omitempty"`
+	// Kernels are the matrix's columns (one per VM pass or host run); the name is kept for the readers of v1.
+	Kernels []Column `json:"kernels"`
+	Results []Result `json:"results"`
+}
+
+// Coverage is how much of the kernel manifest a VM report covers. A report with Absent entries is a subset (e.g.
+// `make matrix MATRIX_FLAGS="--kernels …"`, a shard, or make test's smoke run): its verdict says so, and it is
+// never the gate's OK (confine-release gate requires every manifest kernel too).
+type Coverage struct {
+	Manifest int      `json:"manifest_kernels"` // kernel entries in vm/kernels.json
+	Ran      []string `json:"ran"`              // manifest ids with a VM result here, in manifest order
+	Absent   []string `json:"absent,omitempty"` // manifest ids without one, in manifest order
+}
+
+// Subset reports whether the VM results cover only part of the manifest.
+func (m *Matrix) Subset() bool { return m.Coverage != nil && len(m.Coverage.Absent) > 0 }
+
+// Verdict is the one-line verdict the table, the HTML and the gate print: "OK" only for a complete matrix with no
+// FAIL, INFRA or deviation; "SUBSET PASSED (…)" when the results that are here pass but manifest kernels are
+// absent (not the gate); "NOT OK" otherwise.
+func (m *Matrix) Verdict() string {
+	switch {
+	case !m.OK():
+		return "NOT OK"
+	case m.Subset():
+		return fmt.Sprintf("SUBSET PASSED, NOT THE GATE: %d of %d kernel entries absent (%s)", len(m.Coverage.Absent),
+			m.Coverage.Manifest, abbreviate(m.Coverage.Absent, 6))
+	}
+	return "OK"
+}
+
+// abbreviate joins list, naming at most n entries and counting the rest.
+func abbreviate(list []string, n int) string {
+	if len(list) <= n {
+		return strings.Join(list, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(list[:n], ", "), len(list)-n)
 }
 
 // OK reports whether the matrix has no FAIL, no INFRA (a kernel without a verdict is not passed) and no
@@ -183,12 +220,14 @@ type manifestKernel struct {
 func Build(vmDir string, hostEvents []string, manifest string, exp *expect.File, caseIDs []string) (*Matrix, error) {
 	m := &Matrix{Schema: Schema}
 	var man map[string]manifestKernel
+	var order []string
 	if manifest != "" {
 		var err error
-		if man, err = readManifest(manifest); err != nil {
+		if man, order, err = readManifest(manifest); err != nil {
 			return nil, err
 		}
 	}
+	ran := map[string]bool{}
 	if vmDir != "" {
 		files, _ := filepath.Glob(filepath.Join(vmDir, "*.json"))
 		sort.Strings(files)
@@ -213,6 +252,7 @@ func Build(vmDir string, hostEvents []string, manifest string, exp *expect.File,
 			if len(rec.Retries) > 0 {
 				m.Summary.Retried++
 			}
+			ran[rec.Kernel] = true
 			if mk, ok := man[rec.Kernel]; ok {
 				abi := mk.ABI
 				k.ExpectedABI = &abi
@@ -231,6 +271,16 @@ func Build(vmDir string, hostEvents []string, manifest string, exp *expect.File,
 					kp.ID = rec.Kernel + "@" + p.name
 				}
 				m.addRun(kp, p.evs, exp, caseIDs, man, tail)
+			}
+		}
+	}
+	if man != nil && vmDir != "" {
+		m.Coverage = &Coverage{Manifest: len(order), Ran: []string{}}
+		for _, id := range order {
+			if ran[id] {
+				m.Coverage.Ran = append(m.Coverage.Ran, id)
+			} else {
+				m.Coverage.Absent = append(m.Coverage.Absent, id)
 			}
 		}
 	}
@@ -497,22 +547,25 @@ func (m *Matrix) add(r Result) {
 	}
 }
 
-func readManifest(file string) (map[string]manifestKernel, error) {
+// readManifest returns vm/kernels.json's kernels by id, and their ids in manifest order.
+func readManifest(file string) (map[string]manifestKernel, []string, error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
-		return nil, fmt.Errorf("kernel manifest: %w", err)
+		return nil, nil, fmt.Errorf("kernel manifest: %w", err)
 	}
 	var doc struct {
 		Kernels []manifestKernel `json:"kernels"`
 	}
 	if err := json.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("kernel manifest %s: %w", file, err)
+		return nil, nil, fmt.Errorf("kernel manifest %s: %w", file, err)
 	}
 	out := map[string]manifestKernel{}
+	var order []string
 	for _, k := range doc.Kernels {
 		out[k.ID] = k
+		order = append(order, k.ID)
 	}
-	return out, nil
+	return out, order, nil
 }
 
 func contains(list []string, s string) bool {

@@ -179,6 +179,50 @@ func TestMatrixAsExpected(t *testing.T) {
 	assert.Contains(t, table.String(), "XFAIL(")
 	assert.Contains(t, table.String(), "SKIP(")
 	assert.Contains(t, table.String(), "2 columns: 3 PASS, 0 FAIL, 3 SKIP, 1 EXPECTED-FAIL, 0 INFRA, 0 deviations")
+	// 7.3-arm64 of the manifest did not run: the report passes, and says it is a subset, never the gate's OK.
+	assert.Equal(t, &Coverage{Manifest: 3, Ran: []string{"5.10-amd64", "6.1-amd64"}, Absent: []string{"7.3-arm64"}}, m.Coverage)
+	assert.Contains(t, table.String(), "kernel entries: 2 of 3 in vm/kernels.json ran; SUBSET: absent 7.3-arm64")
+	assert.Contains(t, table.String(), "verdict: SUBSET PASSED, NOT THE GATE: 1 of 3 kernel entries absent (7.3-arm64)")
+	assert.NotContains(t, table.String(), "verdict: OK")
+	assert.Contains(t, string(html), "2 columns over 2 of 3 kernel entries")
+	assert.Contains(t, string(html), "<strong>SUBSET PASSED, NOT THE GATE")
+	assert.Contains(t, string(html), "no results for 7.3-arm64")
+	assert.NotContains(t, string(html), " kernels</span>", "a column is a pass on a kernel entry, not a kernel")
+	assert.Contains(t, string(back["coverage"].(map[string]any)["absent"].([]any)[0].(string)), "7.3-arm64")
+}
+
+// A complete matrix (every manifest kernel ran) is the gate's OK; --require-complete fails a subset.
+func TestSubsetAndComplete(t *testing.T) {
+	pass := map[string][2]string{"boundary/write-inside": {"pass", ""}, "fail-closed/no-landlock-sentinel": {"skip", "requires no Landlock"},
+		"git-worktree/linked-ops": {"fail", "x"}}
+	noLL := map[string][2]string{"boundary/write-inside": {"skip", "requires Landlock"}, "fail-closed/no-landlock-sentinel": {"pass", ""},
+		"git-worktree/linked-ops": {"skip", "requires Landlock"}}
+	runs := []run{
+		{id: "5.10-amd64", landlock: "absent", backend: "bwrap", record: "ok", finished: true, verdicts: noLL},
+		{id: "6.1-amd64", landlock: "available", abi: 2, git: true, record: "ok", finished: true, verdicts: pass},
+		{id: "7.3-arm64", landlock: "available", abi: 11, git: true, record: "ok", finished: true, verdicts: pass},
+	}
+	m, _ := build(t, runs...)
+	require.True(t, m.OK(), "%+v", m.Results)
+	assert.False(t, m.Subset())
+	assert.Equal(t, "OK", m.Verdict())
+	assert.Empty(t, m.incomplete(true))
+	sub, _ := build(t, runs[:2]...)
+	assert.True(t, sub.OK())
+	assert.Empty(t, sub.incomplete(false), "a subset passes where it is asked for (a shard, make test's smoke run)")
+	assert.Equal(t, "NOT PASSED: --require-complete, and 1 of 3 kernel entries of the manifest have no result: 7.3-arm64", sub.incomplete(true))
+
+	_, dir := build(t, runs[:2]...)
+	expFile := filepath.Join(dir, "expected.yaml")
+	require.NoError(t, os.WriteFile(expFile, []byte(expectations), 0o644))
+	args := []string{"--results", filepath.Join(dir, "vm"), "--manifest", filepath.Join(dir, "kernels.json"), "--expect", expFile, "--out", filepath.Join(dir, "out")}
+	var out, errOut bytes.Buffer
+	// Main checks the real catalogue's case ids: the three here are all real, the rest have no verdict (FAIL), so
+	// a subset cannot pass through Main; the verdict's agreement with the exit status is what is checked.
+	code := Main(args, &out, &errOut)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out.String(), "verdict: NOT OK")
+	assert.Contains(t, out.String(), "SUBSET: absent 7.3-arm64")
 }
 
 func TestMatrixDeviations(t *testing.T) {

@@ -17,8 +17,9 @@ import (
 	"github.com/confine-dev/confine/conformance/internal/suite"
 )
 
-// Main is `confine-conformance report`: it returns 0 when the matrix has no FAIL and no deviation, 1 otherwise,
-// 2 when it cannot build the matrix.
+// Main is `confine-conformance report`: it returns 0 when the matrix has no FAIL, INFRA or deviation (a subset of
+// the manifest's kernels included, which its verdict names as one), 1 otherwise or, with --require-complete, when
+// manifest kernels are absent; 2 when it cannot build the matrix.
 func Main(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("confine-conformance report", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -28,6 +29,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	expFile := fs.String("expect", "conformance/expected.yaml", "the reviewed expectations file")
 	manifest := fs.String("manifest", "", "the kernel manifest (vm/kernels.json); VM kernels' ABIs are checked against it")
 	out := fs.String("out", "reports", "where matrix.json, matrix.html and conformance/<kernel>.junit.xml go")
+	complete := fs.Bool("require-complete", false, "fail unless every kernel of --manifest has a VM result (the gate: merged shards)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -68,7 +70,20 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
+	if msg := m.incomplete(*complete); msg != "" {
+		fmt.Fprintln(stdout, msg)
+		return 1
+	}
 	return 0
+}
+
+// incomplete is the NOT PASSED line of a subset when the run must be complete (--require-complete), else "".
+func (m *Matrix) incomplete(require bool) string {
+	if !require || !m.Subset() {
+		return ""
+	}
+	return fmt.Sprintf("NOT PASSED: --require-complete, and %d of %d kernel entries of the manifest have no result: %s",
+		len(m.Coverage.Absent), m.Coverage.Manifest, strings.Join(m.Coverage.Absent, ", "))
 }
 
 // WriteAll writes matrix.json, matrix.html and conformance/<kernel>.junit.xml under dir and returns their paths.
@@ -195,7 +210,7 @@ func (m *Matrix) SlowCases(n int) []string {
 // the notes, the deviations and the counts.
 func (m *Matrix) Table(w io.Writer) {
 	cells, notes := m.cells()
-	fmt.Fprintln(w, "kernels:")
+	fmt.Fprintln(w, "columns (kernel entry, and the pass as which the suite ran there):")
 	for i, k := range m.Kernels {
 		exp := ""
 		if k.ExpectedABI != nil {
@@ -280,6 +295,14 @@ func (m *Matrix) Table(w io.Writer) {
 	s := m.Summary
 	fmt.Fprintf(w, "\n%d columns: %d PASS, %d FAIL, %d SKIP, %d EXPECTED-FAIL, %d INFRA, %d deviations; %d VM runs retried after INFRA\n",
 		len(m.Kernels), s.Pass, s.Fail, s.Skip, s.ExpectedFail, s.Infra, s.Deviations, s.Retried)
+	if c := m.Coverage; c != nil {
+		fmt.Fprintf(w, "kernel entries: %d of %d in vm/kernels.json ran", len(c.Ran), c.Manifest)
+		if len(c.Absent) > 0 {
+			fmt.Fprintf(w, "; SUBSET: absent %s", strings.Join(c.Absent, ", "))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "verdict: %s\n", m.Verdict())
 }
 
 type junitSuites struct {
@@ -377,14 +400,15 @@ td.EXPECTED-FAIL{background:#fde7b0}td.INFRA{background:#c9d7f7;font-weight:bold
 .summary span{margin-right:1.5em}.fam{background:#f4f4f4;font-weight:bold}
 </style></head><body>
 <h1>confine conformance matrix</h1>
-<p class="summary"><span>{{len .Kernels}} kernels</span><span>PASS {{.Summary.Pass}}</span><span>FAIL {{.Summary.Fail}}</span>
+<p class="summary"><span>{{len .Kernels}} columns{{if .Coverage}} over {{len .Coverage.Ran}} of {{.Coverage.Manifest}} kernel entries{{end}}</span><span>PASS {{.Summary.Pass}}</span><span>FAIL {{.Summary.Fail}}</span>
 <span>SKIP {{.Summary.Skip}}</span><span>EXPECTED-FAIL {{.Summary.ExpectedFail}}</span><span>INFRA {{.Summary.Infra}}</span><span>retried {{.Summary.Retried}}</span><span>deviations {{.Summary.Deviations}}</span>
-<strong>{{if .OK}}OK{{else}}NOT OK{{end}}</strong></p>
+<strong>{{.Verdict}}</strong></p>
+{{if .Coverage}}{{if .Coverage.Absent}}<p><strong>Subset:</strong> no results for {{range $i, $k := .Coverage.Absent}}{{if $i}}, {{end}}{{$k}}{{end}}. This report is not the gate.</p>{{end}}{{end}}
 <table><tr><th>case</th>{{range .Kernels}}<th class="k" title="{{.Release}} {{.Arch}}">{{.ID}} · ABI {{.ABI}}{{if .Accel}} · {{.Accel}}{{end}}</th>{{end}}</tr>
 {{range .Rows}}{{if .Family}}<tr><td class="fam" colspan="{{$.Cols}}">{{.Family}}</td></tr>{{end}}
 <tr><td>{{.Case}}</td>{{range .Cells}}<td class="{{.Outcome}}{{if .Deviation}} dev{{end}}" title="{{.Title}}">{{.Short}}</td>{{end}}</tr>{{end}}
 </table>
-<h2>Kernels</h2><table><tr><th>id</th><th>release</th><th>arch</th><th>where</th><th>Landlock</th><th>ABI</th><th>expected ABI</th><th>root</th><th>git</th><th>toctou attempts</th><th>VM seconds</th><th>suite seconds</th><th>error</th><th>retries</th></tr>
+<h2>Columns</h2><table><tr><th>column</th><th>release</th><th>arch</th><th>where</th><th>Landlock</th><th>ABI</th><th>expected ABI</th><th>root</th><th>git</th><th>toctou attempts</th><th>VM seconds</th><th>suite seconds</th><th>error</th><th>retries</th></tr>
 {{range .Kernels}}<tr><td>{{.ID}}</td><td>{{.Release}}</td><td>{{.Arch}}</td><td>{{if .VM}}vm {{.Accel}}{{else}}host{{end}}</td><td>{{.Landlock}}</td><td>{{.ABI}}</td>
 <td>{{if .ExpectedABI}}{{.ExpectedABI}}{{end}}</td><td>{{.Root}}</td><td>{{.Git}}</td><td>{{.Attempts}}</td><td>{{printf "%.1f" .Seconds}}</td><td>{{printf "%.1f" .SuiteSeconds}}</td><td>{{.Error}}{{if .Evidence}}<details><summary>watchdog evidence</summary><pre>{{range .Evidence}}{{.}}
 {{end}}</pre></details>{{end}}</td><td>{{range .Retries}}INFRA after {{printf "%.1f" .Seconds}} s: {{.Error}}<br>{{end}}</td></tr>{{end}}
@@ -440,6 +464,6 @@ func (m *Matrix) HTML(w io.Writer) error {
 			problems = append(problems, fmt.Sprintf("%s on %s: %s %s", r.Case, r.KernelID, r.Reason, r.Deviation))
 		}
 	}
-	return page.Execute(w, map[string]any{"Kernels": m.Kernels, "Summary": m.Summary, "OK": m.OK(), "Rows": rows,
+	return page.Execute(w, map[string]any{"Kernels": m.Kernels, "Summary": m.Summary, "Verdict": m.Verdict(), "Coverage": m.Coverage, "Rows": rows,
 		"Cols": len(m.Kernels) + 1, "Problems": problems})
 }
