@@ -38,7 +38,9 @@ if [[ -z $pin ]]; then
 	echo "go-deps: go.work wants Go $want, and scripts/go-deps.sh pins no toolchain zip for it ($arch): add its sha256, or install Go >= $want from https://go.dev/dl/" >&2
 	exit 2
 fi
-echo "go-deps: ${have:+go$have on PATH is older than }${have:-no go on PATH; }go.work wants $want: installing go$want ($arch) into $cache/go"
+found="no go on PATH"
+[[ -n $have ]] && found="go$have on PATH is older"
+echo "go-deps: $found, go.work wants >= $want: installing go$want ($arch) into $cache/go"
 proxy=${GOPROXY:-https://proxy.golang.org}
 proxy=${proxy%%[,|]*}
 [[ $proxy == direct || $proxy == off ]] && proxy=https://proxy.golang.org
