@@ -20,6 +20,7 @@ rc=0
 	/payload/confine-conformance --confine /payload/confine --abicap-confine /payload/confine-abicap \
 	--wsl2-confine /payload/confine-wsl2 \
 	--also-as 65534 --case-timeout "${MATRIX_CASE_TIMEOUT:-3m}" --json --toctou-attempts "$attempts" \
+	--race-rates /payload/race-rates.json --race-power "${RACE_POWER:-0.999}" \
 	--expect /payload/expected.yaml || rc=$?
 # In the guest the runner exits 0 when every outcome is the reviewed one, so vm run says ok per kernel; it exits
 # non-zero when a payload deviated or a VM failed. The report below, over every kernel, is the verdict.

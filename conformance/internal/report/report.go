@@ -29,22 +29,28 @@ const Infra = "INFRA"
 // EXPECTED-FAIL; Reason is the skip reason, the first failure, or the EXPECTED-FAIL's why; Deviation, when set,
 // says how the cell differs from the expectations (and fails the report).
 type Result struct {
-	Kernel    string  `json:"kernel"`
-	KernelID  string  `json:"kernel_id"`
-	Arch      string  `json:"arch"`
-	ABI       int     `json:"abi"`
-	Landlock  string  `json:"landlock"`
-	Family    string  `json:"family"`
-	Case      string  `json:"case"`
-	Outcome   string  `json:"outcome"`
-	Reason    string  `json:"reason"`
-	Issue     string  `json:"issue,omitempty"`
-	Expected  string  `json:"expected"`
-	Deviation string  `json:"deviation,omitempty"`
-	Pass      string  `json:"pass,omitempty"` // root or nobody: the uid the suite ran as (VM columns)
-	Attempts  int     `json:"attempts,omitempty"`
-	Seconds   float64 `json:"seconds"`
-	Output    string  `json:"-"` // the case's log, for JUnit
+	Kernel    string `json:"kernel"`
+	KernelID  string `json:"kernel_id"`
+	Arch      string `json:"arch"`
+	ABI       int    `json:"abi"`
+	Landlock  string `json:"landlock"`
+	Family    string `json:"family"`
+	Case      string `json:"case"`
+	Outcome   string `json:"outcome"`
+	Reason    string `json:"reason"`
+	Issue     string `json:"issue,omitempty"`
+	Expected  string `json:"expected"`
+	Deviation string `json:"deviation,omitempty"`
+	Pass      string `json:"pass,omitempty"` // root or nobody: the uid the suite ran as (VM columns)
+	Attempts  int    `json:"attempts,omitempty"`
+	// A race case's power (conformance/race-rates.json): the per-attempt win rate of its planted bug used, the
+	// probability Attempts had of catching it, the mutant, and where the rate was measured.
+	Rate     float64 `json:"rate,omitempty"`
+	Power    float64 `json:"power,omitempty"`
+	Mutant   string  `json:"mutant,omitempty"`
+	RateFrom string  `json:"rate_from,omitempty"`
+	Seconds  float64 `json:"seconds"`
+	Output   string  `json:"-"` // the case's log, for JUnit
 }
 
 // Column is one column of the matrix: one run (pass) of the suite, on one kernel (a VM or the host).
@@ -340,6 +346,7 @@ func (m *Matrix) addRun(k Column, evs []events.Event, exp *expect.File, caseIDs 
 		action, reason string
 		attempts       int
 		elapsed        float64
+		ev             events.Event
 		output         strings.Builder
 	}
 	got := map[string]*verdict{}
@@ -363,7 +370,7 @@ func (m *Matrix) addRun(k Column, evs []events.Event, exp *expect.File, caseIDs 
 			case events.Output:
 				v.output.WriteString(e.Output)
 			case events.Pass, events.Fail, events.Skip:
-				v.action, v.reason, v.attempts, v.elapsed = e.Action, e.Reason, e.Attempts, e.Elapsed
+				v.action, v.reason, v.attempts, v.elapsed, v.ev = e.Action, e.Reason, e.Attempts, e.Elapsed, e
 				family[e.Test] = e.Family
 				if running == e.Test {
 					running = ""
@@ -509,6 +516,7 @@ func (m *Matrix) addRun(k Column, evs []events.Event, exp *expect.File, caseIDs 
 		}
 		if v != nil {
 			r.Attempts, r.Seconds, r.Output = v.attempts, v.elapsed, v.output.String()+r.Output
+			r.Rate, r.Power, r.Mutant, r.RateFrom = v.ev.Rate, v.ev.Power, v.ev.Mutant, v.ev.RateFrom
 		}
 		if r.Outcome != Infra {
 			r.Outcome, r.Deviation = want.Verdict(r.Outcome)

@@ -373,3 +373,40 @@ func TestHostEmulation(t *testing.T) {
 	m.Table(&table)
 	assert.Contains(t, table.String(), "host emulation nested-supervisor")
 }
+
+// The race cases' attempts, rate and power are carried from the events into the results, the table's race power
+// lines, the HTML's cell titles and the JUnit properties.
+func TestRacePower(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	w := events.NewWriter(&out)
+	w.Emit(events.Event{Action: events.Start, Env: &events.Env{Kernel: "k", Arch: "x86_64", Landlock: "available", ABI: 7, Root: true}})
+	w.Emit(events.Event{Action: events.Run, Test: "boundary/write-inside"})
+	w.Emit(events.Event{Action: events.Pass, Test: "boundary/write-inside", Family: "boundary", Attempts: 30, Rate: 0.21,
+		Power: 0.99915, Mutant: "follow-symlinks", RateFrom: "host amd64 landlock root: 242 wins of 1000"})
+	w.Emit(events.Event{Action: events.Run, Test: "git-worktree/linked-ops"})
+	w.Emit(events.Event{Action: events.Pass, Test: "git-worktree/linked-ops", Family: "git-worktree", Attempts: 200})
+	w.Emit(events.Event{Action: events.Pass, Elapsed: 1, Summary: &events.Summary{}})
+	f := filepath.Join(dir, "host.jsonl")
+	require.NoError(t, os.WriteFile(f, out.Bytes(), 0o644))
+	exp, err := expect.Parse([]byte(expectations), ids)
+	require.NoError(t, err)
+	m, err := Build("", []string{f}, "", exp, ids)
+	require.NoError(t, err)
+	r := cell(m, "host-root", "boundary/write-inside")
+	assert.Equal(t, 30, r.Attempts)
+	assert.Equal(t, 0.21, r.Rate)
+	assert.Equal(t, 0.99915, r.Power)
+	assert.Equal(t, "follow-symlinks", r.Mutant)
+	lines := m.RacePower()
+	require.Len(t, lines, 2)
+	assert.Contains(t, lines[0], "30 attempts in 1 columns; power >= 99.915 % against follow-symlinks (lowest where the rate was 0.21: host amd64 landlock root: 242 wins of 1000)")
+	assert.Contains(t, lines[1], "200 attempts in 1 columns; 1 columns without a measured rate (fixed count, power unknown)")
+	x, err := m.JUnit("host-root")
+	require.NoError(t, err)
+	assert.Contains(t, string(x), `name="race boundary/write-inside" value="attempts 30, rate 0.21 (follow-symlinks, host amd64 landlock root: 242 wins of 1000), power 99.915 %"`)
+	var html bytes.Buffer
+	require.NoError(t, m.HTML(&html))
+	assert.Contains(t, html.String(), "attempts: 30, rate 0.21 of follow-symlinks")
+	assert.Contains(t, html.String(), "<h2>Race power</h2>")
+}

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/confine-dev/confine/conformance/internal/expect"
+	"github.com/confine-dev/confine/conformance/internal/power"
 	"github.com/confine-dev/confine/conformance/internal/suite"
 )
 
@@ -187,6 +188,60 @@ func (k Column) timing() string {
 	return s
 }
 
+// RacePower returns, per race case (a case that reported attempts), one line: its attempts per column, and its
+// rate and the lowest power over the columns, or that it had no measured rate.
+func (m *Matrix) RacePower() []string {
+	type agg struct {
+		cols             []string
+		minN, maxN       int
+		minPower         float64
+		rated, unrated   int
+		mutant, rateFrom string
+		minRate          float64
+	}
+	var order []string
+	by := map[string]*agg{}
+	for _, r := range m.Results {
+		if r.Attempts == 0 {
+			continue
+		}
+		a := by[r.Case]
+		if a == nil {
+			a = &agg{minN: r.Attempts, minPower: 2, minRate: 2}
+			by[r.Case] = a
+			order = append(order, r.Case)
+		}
+		a.cols = append(a.cols, r.KernelID)
+		a.minN, a.maxN = min(a.minN, r.Attempts), max(a.maxN, r.Attempts)
+		if r.Rate > 0 {
+			a.rated++
+			if r.Power < a.minPower {
+				a.minPower, a.mutant, a.rateFrom = r.Power, r.Mutant, r.RateFrom
+			}
+			a.minRate = min(a.minRate, r.Rate)
+		} else {
+			a.unrated++
+		}
+	}
+	var out []string
+	for _, id := range order {
+		a := by[id]
+		n := fmt.Sprint(a.minN)
+		if a.maxN != a.minN {
+			n = fmt.Sprintf("%d..%d", a.minN, a.maxN)
+		}
+		l := fmt.Sprintf("%-45s %s attempts in %d columns", id, n, len(a.cols))
+		if a.rated > 0 {
+			l += fmt.Sprintf("; power >= %s against %s (lowest where the rate was %.3g: %s)", power.Percent(a.minPower), a.mutant, a.minRate, a.rateFrom)
+		}
+		if a.unrated > 0 {
+			l += fmt.Sprintf("; %d columns without a measured rate (fixed count, power unknown)", a.unrated)
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
 // SlowCases returns the n cases with the most seconds summed over every column, as "case: total s (max s)".
 func (m *Matrix) SlowCases(n int) []string {
 	sum, mx := map[string]float64{}, map[string]float64{}
@@ -288,6 +343,12 @@ func (m *Matrix) Table(w io.Writer) {
 		fmt.Fprintln(w, "\ndeviations from the expectations (marked !):")
 		fmt.Fprintln(w, strings.Join(devs, "\n"))
 	}
+	if lines := m.RacePower(); len(lines) > 0 {
+		fmt.Fprintln(w, "\nrace power (attempts per column; power: the probability they had of catching the case's planted bug):")
+		for _, l := range lines {
+			fmt.Fprintln(w, "  "+l)
+		}
+	}
 	fmt.Fprintln(w, "\nslowest cases (seconds summed over the columns):")
 	for _, l := range m.SlowCases(8) {
 		fmt.Fprintln(w, "  "+l)
@@ -353,6 +414,15 @@ func (m *Matrix) JUnit(kernelID string) ([]byte, error) {
 	s := junitSuite{Name: "confine-conformance " + kernelID, Props: []junitProp{
 		{"kernel", k.Release}, {"pass", k.Pass}, {"arch", k.Arch}, {"landlock", k.Landlock}, {"abi", fmt.Sprint(k.ABI)}, {"confine", k.Confine}}}
 	for _, r := range m.Results {
+		if r.KernelID == kernelID && r.Attempts > 0 {
+			v := fmt.Sprintf("attempts %d, no measured rate: power unknown", r.Attempts)
+			if r.Rate > 0 {
+				v = fmt.Sprintf("attempts %d, rate %.4g (%s, %s), power %s", r.Attempts, r.Rate, r.Mutant, r.RateFrom, power.Percent(r.Power))
+			}
+			s.Props = append(s.Props, junitProp{"race " + r.Case, v})
+		}
+	}
+	for _, r := range m.Results {
 		if r.KernelID != kernelID {
 			continue
 		}
@@ -413,6 +483,7 @@ td.EXPECTED-FAIL{background:#fde7b0}td.INFRA{background:#c9d7f7;font-weight:bold
 <td>{{if .ExpectedABI}}{{.ExpectedABI}}{{end}}</td><td>{{.Root}}</td><td>{{.Git}}</td><td>{{.Attempts}}</td><td>{{printf "%.1f" .Seconds}}</td><td>{{printf "%.1f" .SuiteSeconds}}</td><td>{{.Error}}{{if .Evidence}}<details><summary>watchdog evidence</summary><pre>{{range .Evidence}}{{.}}
 {{end}}</pre></details>{{end}}</td><td>{{range .Retries}}INFRA after {{printf "%.1f" .Seconds}} s: {{.Error}}<br>{{end}}</td></tr>{{end}}
 </table>
+{{if .Races}}<h2>Race power</h2><p>Attempts per column, and the probability they had of catching the case's planted bug (conformance/mutants, rates in conformance/race-rates.json).</p><ul>{{range .Races}}<li><code>{{.}}</code></li>{{end}}</ul>{{end}}
 {{if .Problems}}<h2>Failures and deviations</h2><ul>{{range .Problems}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <p>Hover a cell for its reason. Expectations: conformance/expected.yaml; cases: conformance/CASES.md.</p>
 </body></html>
@@ -450,6 +521,11 @@ func (m *Matrix) HTML(w io.Writer) error {
 			}
 			if r.Attempts > 0 {
 				title += fmt.Sprintf("\nattempts: %d", r.Attempts)
+				if r.Rate > 0 {
+					title += fmt.Sprintf(", rate %.3g of %s (%s), power %s", r.Rate, r.Mutant, r.RateFrom, power.Percent(r.Power))
+				} else {
+					title += ", no measured rate: power unknown"
+				}
 			}
 			if r.Deviation != "" {
 				title = "DEVIATION: " + r.Deviation + "\n" + title
@@ -464,6 +540,6 @@ func (m *Matrix) HTML(w io.Writer) error {
 			problems = append(problems, fmt.Sprintf("%s on %s: %s %s", r.Case, r.KernelID, r.Reason, r.Deviation))
 		}
 	}
-	return page.Execute(w, map[string]any{"Kernels": m.Kernels, "Summary": m.Summary, "Verdict": m.Verdict(), "Coverage": m.Coverage, "Rows": rows,
+	return page.Execute(w, map[string]any{"Kernels": m.Kernels, "Summary": m.Summary, "Verdict": m.Verdict(), "Coverage": m.Coverage, "Races": m.RacePower(), "Rows": rows,
 		"Cols": len(m.Kernels) + 1, "Problems": problems})
 }

@@ -22,19 +22,26 @@ import (
 
 	"github.com/confine-dev/confine/conformance/internal/helper"
 	"github.com/confine-dev/confine/conformance/internal/kabi"
+	"github.com/confine-dev/confine/conformance/internal/power"
 )
 
 // Config is what every case sees of the run.
 type Config struct {
-	Confine     string        // absolute path of the confine binary under test
-	Self        string        // absolute path of this binary, re-executed as the helper
-	Scratch     string        // a directory outside /tmp (which confine always allows), symlink-free
-	Landlock    kabi.Status   // the kernel's own Landlock answer
-	ExpectedABI *int          // VM_EXPECTED_ABI, when set
-	InVM        bool          // VM_KERNEL_ID is set: running as the vm runner's guest payload
-	Destructive bool          // allowed to attempt changes that, on failure, would damage the machine (/dev/null)
-	Attempts    int           // toctou attempts per case
-	Timeout     time.Duration // bound of each confine invocation
+	Confine     string      // absolute path of the confine binary under test
+	Self        string      // absolute path of this binary, re-executed as the helper
+	Scratch     string      // a directory outside /tmp (which confine always allows), symlink-free
+	Landlock    kabi.Status // the kernel's own Landlock answer
+	ExpectedABI *int        // VM_EXPECTED_ABI, when set
+	InVM        bool        // VM_KERNEL_ID is set: running as the vm runner's guest payload
+	Destructive bool        // allowed to attempt changes that, on failure, would damage the machine (/dev/null)
+	Attempts    int         // toctou attempts per race case without a plan in RacePlans
+	// RacePlans gives race cases their attempt count from a measured win rate (internal/power), in place of
+	// Attempts; the plan's rate and power go in the case's event.
+	RacePlans map[string]power.Plan
+	// MeasureRaces makes a race case count the attempts in which a write landed outside (a planted bug's wins,
+	// for `make conformance-mutants`) over all its attempts, instead of stopping at the first.
+	MeasureRaces bool
+	Timeout      time.Duration // bound of each confine invocation
 	// CaseTimeout bounds how long a case may go without progress, i.e. without any command it ran finishing (0:
 	// no bound): then every command it started is killed and the case ends as FAIL with the reason; the runner
 	// goes on with the next case.
@@ -83,7 +90,9 @@ type T struct {
 	skipped        bool
 	reason         string
 	logs           []string
-	Attempts       int // set by race cases, reported in the event
+	Attempts       int  // set by race cases, reported in the event
+	Wins           int  // with Config.MeasureRaces: attempts in which a write landed outside
+	Measured       bool // the case counted Wins (race does; a case that cannot leaves it false)
 }
 
 // Cfg returns the run's configuration.

@@ -562,6 +562,7 @@ func (o *Options) boot(ctx context.Context, t Target, p *prepared, accel string,
 		"VM_CMDLINE_EXTRA=" + t.Cmdline,
 		"VM_ABI_CAP=" + abiCap(t.ABICap),
 		"VM_HOST_EMULATION=" + t.HostEmulation,
+		"VM_ACCEL=" + accel, // tcg or kvm: a race's win rate depends on it (conformance/race-rates.json)
 	}})
 	if err != nil {
 		return o.record(t, accel, Infra, err.Error())
