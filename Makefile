@@ -19,8 +19,10 @@ TEST_TARGETS :=
 include $(sort $(wildcard mk/*.mk))
 
 .PHONY: help deps test matrix
-help: ## list the targets
+help: ## list the targets, then the variables that tune them
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | sort
+	@printf '\nvariables (make VAR=value TARGET):\n'
+	@grep -hE '^#> ' $(MAKEFILE_LIST) | sed -E 's/^#> /  /' 
 
 deps: $(DEPS_TARGETS) ## install everything the tests need (apt packages, Go modules)
 

@@ -150,28 +150,58 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 	done := 0
 	began := time.Now()
 	running := map[string]time.Time{}
+	started := map[string]bool{}
 	var doneSecs float64
-	// status is the live progress line: kernels done, running (and for how long), and a time-left estimate
-	// from the mean time per kernel so far over the job slots.
+	// Each kernel's time the last time this guest command ran in it (CACHE/vm/timings.json) gives the estimate
+	// of the time left from the first line on; this run's times replace them at the end.
+	timingsFile, cmdKey := filepath.Join(o.Cache.Root, "timings.json"), filepath.Base(o.Argv[0])
+	timings := loadTimings(timingsFile)
+	expect := timings[cmdKey]
+	if expect == nil {
+		expect = map[string]float64{}
+	}
+	// status is the live progress line: kernels done, running (and for how long), and the time left: the cached
+	// (else this run's mean) time of each kernel not done, packed onto the job slots.
 	status := func() string {
 		var names []string
+		had := map[string]time.Duration{}
 		for id, t := range running {
 			names = append(names, fmt.Sprintf("%s %.0fs", id, time.Since(t).Seconds()))
+			had[id] = time.Since(t)
 		}
 		sort.Strings(names)
-		left := "?"
-		if done > 0 { // the running kernels' rest of a mean kernel, then the queued ones over the job slots
-			mean := doneSecs / float64(done)
-			var rest float64
-			for _, t := range running {
-				rest += max(0, mean-time.Since(t).Seconds())
+		var queued []string
+		for _, t := range o.Targets {
+			if !started[t.ID] {
+				queued = append(queued, t.ID)
 			}
-			rest += mean * float64(len(o.Targets)-done-len(running))
-			left = fmt.Sprintf("~%.0fs", rest/float64(o.Jobs))
+		}
+		mean := 0.0
+		if done > 0 {
+			mean = doneSecs / float64(done)
+		}
+		left := "?"
+		if d, ok := eta(expect, mean, had, queued, o.Jobs); ok {
+			left = fmt.Sprintf("~%.0fs", d.Seconds())
 		}
 		return fmt.Sprintf("%d/%d done, %.0fs elapsed, %s left; running: %s", done, len(o.Targets),
 			time.Since(began).Seconds(), left, strings.Join(names, ", "))
 	}
+	got := map[string]float64{}
+	defer func() {
+		if len(got) == 0 {
+			return
+		}
+		if timings[cmdKey] == nil {
+			timings[cmdKey] = map[string]float64{}
+		}
+		for id, s := range got {
+			timings[cmdKey][id] = s
+		}
+		if err := timings.save(timingsFile); err != nil {
+			o.progress("timings not cached: %v", err)
+		}
+	}()
 	tickDone := make(chan struct{})
 	defer close(tickDone)
 	go func() {
@@ -195,9 +225,13 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 			for i := range work {
 				t := o.Targets[i]
 				mu.Lock()
-				running[t.ID] = time.Now()
+				running[t.ID], started[t.ID] = time.Now(), true
+				last := ""
+				if s, ok := expect[t.ID]; ok {
+					last = fmt.Sprintf(" (last run %.0fs)", s)
+				}
+				o.progress("start  %-22s %s %s%s  [%s]", t.ID, t.Arch, archs[t.Arch].accel, last, status())
 				mu.Unlock()
-				o.progress("start  %-22s %s %s", t.ID, t.Arch, archs[t.Arch].accel)
 				r := o.runOne(ctx, t, archs[t.Arch])
 				var retries []Retry
 				for len(retries) < o.Retries && r.Result == Infra && ctx.Err() == nil {
@@ -213,6 +247,9 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 				mu.Lock()
 				done++
 				doneSecs += time.Since(running[t.ID]).Seconds()
+				if r.Result == OK || r.Result == Fail { // a verified run's time; an infra one says little
+					got[t.ID] = time.Since(running[t.ID]).Seconds()
+				}
 				delete(running, t.ID)
 				o.progress("%-6s %-22s %s %s %5.1fs  [%s]%s", r.Result, t.ID, t.Arch, r.Accel, r.Seconds, status(), errSuffix(r))
 				mu.Unlock()
