@@ -409,4 +409,9 @@ func TestRacePower(t *testing.T) {
 	require.NoError(t, m.HTML(&html))
 	assert.Contains(t, html.String(), "attempts: 30, rate 0.21 of follow-symlinks")
 	assert.Contains(t, html.String(), "<h2>Race power</h2>")
+	assert.Equal(t, "", m.TimeSplit(), "no timings: nothing to split")
+	m.Kernels = append(m.Kernels, Column{ID: "vm", VM: true, Pass: "root", Seconds: 100, GuestSeconds: 90})
+	m.Results = append(m.Results, Result{KernelID: "vm", Case: "boundary/write-inside", Attempts: 30, Seconds: 60},
+		Result{KernelID: "vm", Case: "git-worktree/linked-ops", Seconds: 25})
+	assert.Equal(t, "1 VMs: 100 s of VM time, boots 10 s of it; cases 25 s, races 60 s (summed over 2 columns)", m.TimeSplit())
 }

@@ -188,6 +188,38 @@ func (k Column) timing() string {
 	return s
 }
 
+// TimeSplit says where the matrix's time went, summed over its columns: the VMs' time outside the payload
+// (boot, unpacking, power-off), and, in the suite's passes, the race cases' time and the other cases'. The passes
+// of one VM run concurrently, so their sum exceeds the guest's time; "" when no column has timings.
+func (m *Matrix) TimeSplit() string {
+	var vms int
+	var vmSecs, boot, races, cases float64
+	for _, k := range m.Kernels {
+		if k.VM && k.Pass != "nobody" && k.Seconds > 0 {
+			vms++
+			vmSecs += k.Seconds
+			if k.GuestSeconds > 0 {
+				boot += k.Seconds - k.GuestSeconds
+			}
+		}
+	}
+	for _, r := range m.Results {
+		if r.Attempts > 0 {
+			races += r.Seconds
+		} else {
+			cases += r.Seconds
+		}
+	}
+	if vmSecs == 0 && races+cases == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("cases %.0f s, races %.0f s (summed over %d columns)", cases, races, len(m.Kernels))
+	if vms > 0 {
+		s = fmt.Sprintf("%d VMs: %.0f s of VM time, boots %.0f s of it; ", vms, vmSecs, boot) + s
+	}
+	return s
+}
+
 // RacePower returns, per race case (a case that reported attempts), one line: its attempts per column, and its
 // rate and the lowest power over the columns, or that it had no measured rate.
 func (m *Matrix) RacePower() []string {
@@ -348,6 +380,9 @@ func (m *Matrix) Table(w io.Writer) {
 		for _, l := range lines {
 			fmt.Fprintln(w, "  "+l)
 		}
+	}
+	if s := m.TimeSplit(); s != "" {
+		fmt.Fprintln(w, "\ntime split: "+s)
 	}
 	fmt.Fprintln(w, "\nslowest cases (seconds summed over the columns):")
 	for _, l := range m.SlowCases(8) {
