@@ -42,6 +42,7 @@ import (
 	"github.com/confine-dev/confine/conformance/internal/interopsim"
 	"github.com/confine-dev/confine/conformance/internal/kabi"
 	"github.com/confine-dev/confine/conformance/internal/nsdeny"
+	"github.com/confine-dev/confine/conformance/internal/plan"
 	"github.com/confine-dev/confine/conformance/internal/power"
 	"github.com/confine-dev/confine/conformance/internal/report"
 	"github.com/confine-dev/confine/conformance/internal/suite"
@@ -80,6 +81,12 @@ func main() {
 			return
 		case "report":
 			os.Exit(report.Main(args[1:], os.Stdout, os.Stderr))
+		case "plan":
+			var ids []string
+			for _, c := range suite.All() {
+				ids = append(ids, c.ID)
+			}
+			os.Exit(plan.Main(args[1:], ids, os.Stdout, os.Stderr))
 		case "race-rates":
 			os.Exit(power.Main(args[1:], os.Stdout, os.Stderr))
 		}
