@@ -8,7 +8,8 @@ REPORTS ?= reports
 # measured by `make conformance-mutants MUTANTS_MEASURE=N`) gets, per column, the attempts that catch that bug
 # with probability RACE_POWER: n = ceil(ln(1 - RACE_POWER) / ln(1 - p)), p the rate's 95 % lower bound. The host
 # keeps at least HOST_TOCTOU_ATTEMPTS. A race case without a measured rate runs the fixed *_TOCTOU_ATTEMPTS
-# (its power is reported as unknown). `make matrix-full` asks RELEASE_RACE_POWER.
+# (its power is reported as unknown). `make matrix-full` asks RELEASE_RACE_POWER. make test's smoke run caps every
+# race case at SMOKE_TOCTOU_ATTEMPTS (bounded time; the power it reaches is reported).
 RACE_RATES := conformance/race-rates.json
 RACE_POWER ?= 0.999
 RELEASE_RACE_POWER ?= 0.999999
@@ -66,7 +67,7 @@ matrix-report: conformance-build ## the kernel × case report from existing repo
 	$(CONFORMANCE) report --results $(REPORTS)/vm --manifest vm/kernels.json --expect conformance/expected.yaml --out $(REPORTS) --require-complete
 
 conformance-smoke: payload vm-build conformance-build ## the suite in two VM kernels ($(SMOKE_KERNELS)), bounded, for make test
-	RACE_POWER=$(RACE_POWER) scripts/conformance-matrix.sh $(VM) $(PAYLOAD) $(CONFORMANCE) $(REPORTS)/smoke $(SMOKE_TOCTOU_ATTEMPTS) $(VM_JOBS) --kernels $(SMOKE_KERNELS)
+	RACE_POWER=$(RACE_POWER) RACE_MAX=$(SMOKE_TOCTOU_ATTEMPTS) scripts/conformance-matrix.sh $(VM) $(PAYLOAD) $(CONFORMANCE) $(REPORTS)/smoke $(SMOKE_TOCTOU_ATTEMPTS) $(VM_JOBS) --kernels $(SMOKE_KERNELS)
 
 conformance-mutants: confine conformance-build vm-build ## plant each bug of conformance/mutants/ and show which cases catch it, race cases at the gate's computed counts with their power; MUTANTS_MEASURE=N first measures the race win rates (MUTANTS_RECORD=1 records them)
 	scripts/conformance-mutants.sh $(CONFINE) $(CONFORMANCE) $(VM) $(OUT)/mutants $(SMOKE_TOCTOU_ATTEMPTS) $(RACE_RATES) $(MUTANTS_MEASURE)
