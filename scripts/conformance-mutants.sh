@@ -12,6 +12,7 @@
 # case) as this user, as nobody when root, and with --backend bwrap where bwrap is installed; with
 # MUTANTS_MEASURE_VM="ID ..." also in those VM kernels (root and nobody). The merged rates go to
 # WORKDIR/race-rates.json, and with MUTANTS_RECORD=1 over RATES, for review like any change to expected.yaml.
+# MUTANTS="name ..." narrows the run to those patches (default: every one).
 # usage: scripts/conformance-mutants.sh CONFINE RUNNER VM WORKDIR TOCTOU_ATTEMPTS RATES [MEASURE]
 set -euo pipefail
 confine=$(realpath "$1") runner=$(realpath "$2") vm=$3 work=$4 attempts=$5 rates=$(realpath "$6") measure=${7:-0}
@@ -19,6 +20,11 @@ command -v patch >/dev/null || { echo "conformance-mutants: patch(1) is needed (
 rm -rf "$work"
 mkdir -p "$work"
 race=(--toctou-attempts "$attempts" --race-rates "$rates")
+patches=()
+for p in conformance/mutants/*.patch; do
+	[[ -z ${MUTANTS:-} || " $MUTANTS " == *" $(basename "$p" .patch) "* ]] && patches+=("$p")
+done
+[ ${#patches[@]} -gt 0 ] || { echo "conformance-mutants: MUTANTS=\"$MUTANTS\" names no patch of conformance/mutants" >&2; exit 2; }
 
 # payload DIR CONFINE RUNNER ARCH: a VM payload holding CONFINE and RUNNER.
 payload() {
@@ -66,7 +72,7 @@ races() { local c; for c in $1; do [[ $c == toctou-symlink-swap/* ]] && echo "$c
 if [ "$measure" -gt 0 ]; then
 	echo "measuring the race cases' win rates against their mutants ($measure attempts per case and column)"
 	measured=()
-	for patch in conformance/mutants/*.patch; do
+	for patch in "${patches[@]}"; do
 		name=$(basename "$patch" .patch)
 		where=$(sed -n 's/^Where: //p' "$patch")
 		cases=$(races "$(sed -n 's/^Caught-by: //p' "$patch")")
@@ -123,7 +129,7 @@ fi
 declare -A baseline
 survived=0
 printf '%-24s %-24s %s\n' mutant where "caught by (cases that FAIL only with the mutant)"
-for patch in conformance/mutants/*.patch; do
+for patch in "${patches[@]}"; do
 	name=$(basename "$patch" .patch)
 	where=$(sed -n 's/^Where: //p' "$patch")
 	want=$(sed -n 's/^Caught-by: //p' "$patch")
