@@ -345,7 +345,9 @@ func fetchCmd(m *vm.Manifest, args []string, stdout, stderr io.Writer) int {
 	c := cacheFor(m, *cache, stderr)
 	for _, k := range ks {
 		if *module != "" {
-			ex, err := c.Extract(context.Background(), k.Package, k.Version, k.Arch, *module+".ko", moduleMatch(*module))
+			// The kernel comes out of the same download, for the vm run that follows.
+			mw := runner.ModuleWant(*module)
+			ex, err := c.ExtractAlso(context.Background(), k.Package, k.Version, k.Arch, mw.File, mw.Match, runner.KernelWant())
 			switch {
 			case errors.Is(err, fetch.ErrNoMember):
 				fmt.Fprintf(stdout, "%s\t%s\tbuilt-in\n", k.ID, k.Arch)
@@ -368,13 +370,6 @@ func fetchCmd(m *vm.Manifest, args []string, stdout, stderr io.Writer) int {
 }
 
 var moduleName = regexp.MustCompile(`^[a-z0-9_-]+$`)
-
-// moduleMatch accepts a kernel package's member for module name: .../lib/modules/REL/kernel/.../name.ko, plain or
-// compressed (.ko.xz, .ko.zst, .ko.gz).
-func moduleMatch(name string) func(string) bool {
-	re := regexp.MustCompile(`^\.?(/usr)?/lib/modules/[^/]+/kernel/(.+/)?` + regexp.QuoteMeta(name) + `\.ko(\.xz|\.zst|\.gz)?$`)
-	return re.MatchString
-}
 
 func kernelsCmd(m *vm.Manifest, stdout io.Writer) int {
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/confine-dev/confine/vm/internal/runner"
 )
 
 func runCLI(args ...string) (int, string, string) {
@@ -190,6 +192,10 @@ exit 1
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, out, again)
 	assert.NoFileExists(t, filepath.Join(bin, "downloads"))
+	// The kernels came out of the same downloads: fetching them (as vm run does) downloads nothing.
+	code, _, stderr = runCLI("fetch", "--kernels", "6.1-amd64,6.19-amd64", "--cache", cache)
+	require.Equal(t, 0, code, stderr)
+	assert.NoFileExists(t, filepath.Join(bin, "downloads"))
 
 	code, _, stderr = runCLI("fetch", "--module", "../x", "--cache", cache)
 	assert.Equal(t, exitUsage, code)
@@ -197,7 +203,7 @@ exit 1
 }
 
 func TestModuleMatch(t *testing.T) {
-	m := moduleMatch("binfmt_misc")
+	m := runner.ModuleWant("binfmt_misc").Match
 	for member, want := range map[string]bool{
 		"./lib/modules/6.1.0-57-amd64/kernel/fs/binfmt_misc.ko":              true,
 		"./usr/lib/modules/6.12.117+deb13-arm64/kernel/fs/binfmt_misc.ko.xz": true,

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -372,12 +373,24 @@ func (o *Options) resolveKernel(ctx context.Context, t *Target) error {
 
 // FetchKernel fetches k's package into the cache and extracts its kernel image.
 func FetchKernel(ctx context.Context, c *fetch.Cache, k vm.Kernel) (fetch.Extracted, error) {
-	ex, err := c.Extract(ctx, k.Package, k.Version, k.Arch, "vmlinuz", isKernelImage)
+	// binfmt_misc.ko comes out of the same download: the conformance payload takes it from here (vm fetch
+	// --module), and the package is large.
+	ex, err := c.ExtractAlso(ctx, k.Package, k.Version, k.Arch, "vmlinuz", isKernelImage, ModuleWant("binfmt_misc"))
 	if err != nil {
 		return ex, fmt.Errorf("kernel %s: %w", k.ID, err)
 	}
 	return ex, nil
 }
+
+// ModuleWant is kernel module name's file in a kernel package: .../lib/modules/REL/kernel/.../name.ko, plain or
+// compressed (.ko.xz, .ko.zst, .ko.gz), cached as name.ko whatever its compression (the member says which).
+func ModuleWant(name string) fetch.Want {
+	re := regexp.MustCompile(`^\.?(/usr)?/lib/modules/[^/]+/kernel/(.+/)?` + regexp.QuoteMeta(name) + `\.ko(\.xz|\.zst|\.gz)?$`)
+	return fetch.Want{File: name + ".ko", Match: re.MatchString}
+}
+
+// KernelWant is the kernel image in a kernel package (isKernelImage), cached as vmlinuz.
+func KernelWant() fetch.Want { return fetch.Want{File: "vmlinuz", Match: isKernelImage} }
 
 // isKernelImage matches the kernel in a linux-image-* (/boot/vmlinuz-REL) or linux-binary-* package (from 6.19:
 // /boot/vmlinuz-REL or /usr/lib/modules/REL/vmlinuz).
