@@ -3,6 +3,8 @@
 CONFORMANCE := $(OUT)/confine-conformance
 CONFORMANCE_GOBUILD := CGO_ENABLED=0 go build -trimpath -ldflags='-s -w -buildid='
 PAYLOAD := $(OUT)/payload
+# Kernel ids whose binfmt_misc.ko go into the payload (comma-separated; empty: every kernel of vm/kernels.json).
+PAYLOAD_KERNELS ?=
 REPORTS ?= reports
 # Race power (issue 27): each race case with a measured win rate against its planted bug (conformance/race-rates.json,
 # measured by `make conformance-mutants MUTANTS_MEASURE=N`) gets, per column, the attempts that catch that bug
@@ -55,7 +57,7 @@ payload: build vm-build ## Bazel's linux and WSL2 launchers, the confine_abicap 
 	  (cd conformance && GOARCH=$$a $(CONFORMANCE_GOBUILD) -o $(PAYLOAD)/$$a/confine-conformance ./cmd/confine-conformance) && \
 	  cp conformance/expected.yaml $(RACE_RATES) $(PAYLOAD)/$$a/ || exit 1; \
 	done
-	scripts/payload-binfmt-modules.sh $(VM) $(PAYLOAD)
+	scripts/payload-binfmt-modules.sh $(VM) $(PAYLOAD) $(PAYLOAD_KERNELS)
 
 matrix: payload vm-build conformance-build ## the gate: boot every kernel of vm/kernels.json, run the suite in each as root and as nobody, race power RACE_POWER; MATRIX_FLAGS="--kernels ID,…" runs a subset (reported as one)
 	RACE_POWER=$(RACE_POWER) scripts/conformance-matrix.sh $(VM) $(PAYLOAD) $(CONFORMANCE) $(REPORTS) $(MATRIX_TOCTOU_ATTEMPTS) $(VM_JOBS) $(MATRIX_FLAGS)
@@ -66,6 +68,9 @@ matrix-full: payload vm-build conformance-build ## the release's matrix: every c
 matrix-report: conformance-build ## the kernel × case report from existing reports/vm results (e.g. merged CI shards)
 	$(CONFORMANCE) report --results $(REPORTS)/vm --manifest vm/kernels.json --expect conformance/expected.yaml --out $(REPORTS) --require-complete
 
+# The smoke run's payload needs the modules of its own kernels only: a fresh machine's make test downloads two
+# kernel packages, not every one of the manifest.
+conformance-smoke: PAYLOAD_KERNELS = $(SMOKE_KERNELS)
 conformance-smoke: payload vm-build conformance-build ## the suite in two VM kernels ($(SMOKE_KERNELS)), bounded, for make test
 	RACE_POWER=$(RACE_POWER) RACE_MAX=$(SMOKE_TOCTOU_ATTEMPTS) scripts/conformance-matrix.sh $(VM) $(PAYLOAD) $(CONFORMANCE) $(REPORTS)/smoke $(SMOKE_TOCTOU_ATTEMPTS) $(VM_JOBS) --kernels $(SMOKE_KERNELS)
 

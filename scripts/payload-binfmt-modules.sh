@@ -8,12 +8,14 @@
 # `vm run` had written it, and fetched none). A kernel whose package has no such module (built in, 6.19 on) is
 # named; any other failure to fetch stops the payload, loudly: a payload without a module would turn every
 # wsl-interop case of that kernel into a deviation.
-# usage: scripts/payload-binfmt-modules.sh VM PAYLOAD
+# KERNELS (comma-separated ids) narrows it to the kernels about to run (make test's smoke run: two); default all.
+# Each kernel package is downloaded once for its module and its kernel (vm fetch caches both).
+# usage: scripts/payload-binfmt-modules.sh VM PAYLOAD [KERNELS]
 set -euo pipefail
-vm=${1:?usage: $0 VM PAYLOAD} payload=${2:?usage: $0 VM PAYLOAD}
+vm=${1:?usage: $0 VM PAYLOAD [KERNELS]} payload=${2:?usage: $0 VM PAYLOAD [KERNELS]} kernels=${3:-}
 list=$(mktemp)
 trap 'rm -f "$list"' EXIT
-if ! "$vm" fetch --module binfmt_misc >"$list"; then
+if ! "$vm" fetch --module binfmt_misc ${kernels:+--kernels "$kernels"} >"$list"; then
 	echo "payload-binfmt-modules: vm fetch --module binfmt_misc failed (above): the payload would lack the modules the wsl-interop family needs" >&2
 	exit 1
 fi
