@@ -279,6 +279,11 @@ func race(t *T, swap, alt, root, writeDir string, outside []string) {
 	if runtime.NumCPU() == 1 {
 		pause = 50 * time.Microsecond
 	}
+	// CONFORMANCE_SWAP_PAUSE overrides it, for profiling a race launch (issue 27: is the launch slow because
+	// the swapper takes the CPU?). A measured win rate holds only for the pause it was measured with.
+	if d, err := time.ParseDuration(os.Getenv("CONFORMANCE_SWAP_PAUSE")); err == nil {
+		pause = d
+	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
