@@ -60,14 +60,14 @@ payload: build vm-build ## Bazel's linux and WSL2 launchers, the confine_abicap 
 	  cp -f dist/bin/wsl2_$$a/confine $(PAYLOAD)/$$a/confine-wsl2 && \
 	  (cd sandbox && GOARCH=$$a $(CONFORMANCE_GOBUILD) -tags confine_abicap -o $(PAYLOAD)/$$a/confine-abicap ./cmd/confine) && \
 	  (cd conformance && GOARCH=$$a $(CONFORMANCE_GOBUILD) -o $(PAYLOAD)/$$a/confine-conformance ./cmd/confine-conformance) && \
-	  cp conformance/expected.yaml $(RACE_RATES) $(PAYLOAD)/$$a/ || exit 1; \
+	  cp conformance/expected.yaml $(RACE_RATES) vm/kernels.json $(PAYLOAD)/$$a/ || exit 1; \
 	done
 	scripts/payload-binfmt-modules.sh $(VM) $(PAYLOAD) $(PAYLOAD_KERNELS)
 
-matrix: payload vm-build conformance-build ## the gate: boot every kernel of vm/kernels.json, run the suite in each as root and as nobody, race power RACE_POWER; MATRIX_FLAGS="--kernels ID,…" runs a subset (reported as one)
-	RACE_POWER=$(RACE_POWER) RACE_MAX=$(MATRIX_RACE_MAX) scripts/conformance-matrix.sh $(VM) $(PAYLOAD) $(CONFORMANCE) $(REPORTS) $(MATRIX_TOCTOU_ATTEMPTS) $(VM_JOBS) $(MATRIX_FLAGS)
+matrix: payload vm-build conformance-build ## the gate: boot every kernel of vm/kernels.json, run the suite in each as root and as nobody where the plan says a case can differ (confine-conformance plan), race power RACE_POWER; MATRIX_FLAGS="--kernels ID,…" runs a subset (reported as one, every case in it)
+	PLAN=$(if $(MATRIX_FLAGS),,1) RACE_POWER=$(RACE_POWER) RACE_MAX=$(MATRIX_RACE_MAX) scripts/conformance-matrix.sh $(VM) $(PAYLOAD) $(CONFORMANCE) $(REPORTS) $(MATRIX_TOCTOU_ATTEMPTS) $(VM_JOBS) $(MATRIX_FLAGS)
 
-matrix-full: payload vm-build conformance-build ## the release's matrix: every case in every column, race power RELEASE_RACE_POWER
+matrix-full: payload vm-build conformance-build ## the release's matrix: every case in every column (no plan), race power RELEASE_RACE_POWER
 	RACE_POWER=$(RELEASE_RACE_POWER) RACE_MAX=$(RELEASE_RACE_MAX) scripts/conformance-matrix.sh $(VM) $(PAYLOAD) $(CONFORMANCE) $(REPORTS) $(MATRIX_TOCTOU_ATTEMPTS) $(VM_JOBS) $(MATRIX_FLAGS)
 
 matrix-report: conformance-build ## the kernel × case report from existing reports/vm results (e.g. merged CI shards)

@@ -42,14 +42,17 @@ type Event struct {
 	// For race cases with a measured win rate (conformance/race-rates.json): the rate used, the resulting power
 	// against Mutant, and where the rate was measured. Wins counts the attempts a planted bug won (measuring runs,
 	// --measure-races, only).
-	Rate     float64  `json:",omitempty"`
-	Power    float64  `json:",omitempty"`
-	Mutant   string   `json:",omitempty"`
-	RateFrom string   `json:",omitempty"`
-	Wins     int      `json:",omitempty"`
-	Measured bool     `json:",omitempty"` // the case counted Wins (a race case that supports --measure-races)
-	Env      *Env     `json:",omitempty"` // on "start" only
-	Summary  *Summary `json:",omitempty"` // on the final package-level event only
+	Rate     float64 `json:",omitempty"`
+	Power    float64 `json:",omitempty"`
+	Mutant   string  `json:",omitempty"`
+	RateFrom string  `json:",omitempty"`
+	Wins     int     `json:",omitempty"`
+	Measured bool    `json:",omitempty"` // the case counted Wins (a race case that supports --measure-races)
+	// Elsewhere, on a skip, says that the matrix's plan (internal/plan) runs this case in another column, which
+	// stands for this one: "ran in COLUMN: the same DIMS". The report checks that COLUMN has a verdict for it.
+	Elsewhere string   `json:",omitempty"`
+	Env       *Env     `json:",omitempty"` // on "start" only
+	Summary   *Summary `json:",omitempty"` // on the final package-level event only
 	// Pass names the run an event belongs to when one stream carries several (the VM guest runs the suite as
 	// root and as an unprivileged uid, interleaved): "root", "nobody"; empty for a single run.
 	Pass string `json:",omitempty"`

@@ -25,6 +25,10 @@ const Schema = "confine.matrix/v1"
 // with an INFRA cell makes the report NOT OK.
 const Infra = "INFRA"
 
+// Elsewhere is the outcome of a case the matrix's plan ran in another column that stands for this one
+// (internal/plan): its verdict is that column's. Build checks that the column it names has one.
+const Elsewhere = "ELSEWHERE"
+
 // Result is one cell of the matrix. Kernel is the release (uname -r); Outcome is PASS, FAIL, SKIP, INFRA or
 // EXPECTED-FAIL; Reason is the skip reason, the first failure, or the EXPECTED-FAIL's why; Deviation, when set,
 // says how the cell differs from the expectations (and fails the report).
@@ -45,6 +49,7 @@ type Result struct {
 	Attempts  int    `json:"attempts,omitempty"`
 	// A race case's power (conformance/race-rates.json): the per-attempt win rate of its planted bug used, the
 	// probability Attempts had of catching it, the mutant, and where the rate was measured.
+	RanIn    string  `json:"ran_in,omitempty"` // ELSEWHERE: the column whose verdict stands for this cell
 	Rate     float64 `json:"rate,omitempty"`
 	Power    float64 `json:"power,omitempty"`
 	Mutant   string  `json:"mutant,omitempty"`
@@ -112,7 +117,8 @@ type Summary struct {
 	ExpectedFail int `json:"expected_fail"`
 	Infra        int `json:"infra"`
 	Deviations   int `json:"deviations"`
-	Retried      int `json:"retried"` // VM runs retried after an INFRA (whatever the retry gave)
+	Retried      int `json:"retried"`             // VM runs retried after an INFRA (whatever the retry gave)
+	Elsewhere    int `json:"elsewhere,omitempty"` // cells whose case the plan ran in another column
 }
 
 // Matrix is matrix.json.
@@ -305,6 +311,7 @@ func Build(vmDir string, hostEvents []string, manifest string, exp *expect.File,
 	if len(m.Kernels) == 0 {
 		return nil, fmt.Errorf("no results: no confine.vm.result/v1 records in %q and no host events", vmDir)
 	}
+	m.checkElsewhere()
 	return m, nil
 }
 
@@ -347,6 +354,7 @@ func (m *Matrix) addRun(k Column, evs []events.Event, exp *expect.File, caseIDs 
 		attempts       int
 		elapsed        float64
 		ev             events.Event
+		elsewhere      string
 		output         strings.Builder
 	}
 	got := map[string]*verdict{}
@@ -370,6 +378,7 @@ func (m *Matrix) addRun(k Column, evs []events.Event, exp *expect.File, caseIDs 
 			case events.Output:
 				v.output.WriteString(e.Output)
 			case events.Pass, events.Fail, events.Skip:
+				v.elsewhere = e.Elsewhere
 				v.action, v.reason, v.attempts, v.elapsed, v.ev = e.Action, e.Reason, e.Attempts, e.Elapsed, e
 				family[e.Test] = e.Family
 				if running == e.Test {
@@ -507,6 +516,9 @@ func (m *Matrix) addRun(k Column, evs []events.Event, exp *expect.File, caseIDs 
 					r.Output += "--- watchdog evidence (guest task states) ---\n" + strings.Join(k.Evidence, "\n") + "\n"
 				}
 			}
+		case v.elsewhere != "":
+			r.Outcome, r.Reason = Elsewhere, "planned elsewhere: "+v.elsewhere
+			r.RanIn, _, _ = strings.Cut(strings.TrimPrefix(v.elsewhere, "ran in "), ":")
 		case v.action == events.Pass:
 			r.Outcome = expect.Pass
 		case v.action == events.Skip:
@@ -518,7 +530,7 @@ func (m *Matrix) addRun(k Column, evs []events.Event, exp *expect.File, caseIDs 
 			r.Attempts, r.Seconds, r.Output = v.attempts, v.elapsed, v.output.String()+r.Output
 			r.Rate, r.Power, r.Mutant, r.RateFrom = v.ev.Rate, v.ev.Power, v.ev.Mutant, v.ev.RateFrom
 		}
-		if r.Outcome != Infra {
+		if r.Outcome != Infra && r.Outcome != Elsewhere {
 			r.Outcome, r.Deviation = want.Verdict(r.Outcome)
 		}
 		if r.Outcome == expect.ExpectedFail {
@@ -536,6 +548,31 @@ func (m *Matrix) addRun(k Column, evs []events.Event, exp *expect.File, caseIDs 
 	}
 }
 
+// checkElsewhere turns each ELSEWHERE cell whose standing column has no verdict of its own for the case (the
+// column did not run, ended INFRA, or planned it elsewhere too) into a FAIL: a planned-away case must have run.
+func (m *Matrix) checkElsewhere() {
+	verdict := map[[2]string]string{}
+	for _, r := range m.Results {
+		verdict[[2]string{r.Case, r.KernelID}] = r.Outcome
+	}
+	for i, r := range m.Results {
+		if r.Outcome != Elsewhere {
+			continue
+		}
+		switch got := verdict[[2]string{r.Case, r.RanIn}]; got {
+		case "", Elsewhere, Infra:
+			why := "which is not in this report"
+			if got != "" {
+				why = "which has no verdict for it (" + got + ")"
+			}
+			m.Summary.Elsewhere--
+			m.Summary.Fail++
+			m.Results[i].Outcome = expect.Fail
+			m.Results[i].Reason = fmt.Sprintf("the plan ran this case in %s, %s", r.RanIn, why)
+		}
+	}
+}
+
 func (m *Matrix) add(r Result) {
 	m.Results = append(m.Results, r)
 	switch r.Outcome {
@@ -549,6 +586,8 @@ func (m *Matrix) add(r Result) {
 		m.Summary.ExpectedFail++
 	case Infra:
 		m.Summary.Infra++
+	case Elsewhere:
+		m.Summary.Elsewhere++
 	}
 	if r.Deviation != "" {
 		m.Summary.Deviations++

@@ -415,3 +415,47 @@ func TestRacePower(t *testing.T) {
 		Result{KernelID: "vm", Case: "git-worktree/linked-ops", Seconds: 25})
 	assert.Equal(t, "1 VMs: 100 s of VM time, boots 10 s of it; cases 25 s, races 60 s (summed over 2 columns)", m.TimeSplit())
 }
+
+// A case the plan ran in another column is ELSEWHERE here, not judged, and the column it names must have a verdict
+// of its own for it; where that column is missing, the cell FAILs.
+func TestElsewhere(t *testing.T) {
+	v := map[string][2]string{"boundary/write-inside": {"pass", ""}, "fail-closed/no-landlock-sentinel": {"skip", "requires no Landlock"},
+		"git-worktree/linked-ops": {"fail", "x"}}
+	dir := t.TempDir()
+	vmDir := filepath.Join(dir, "vm")
+	require.NoError(t, os.MkdirAll(vmDir, 0o755))
+	writeRun(t, vmDir, run{id: "6.1-amd64", landlock: "available", abi: 2, git: true, record: "ok", finished: true, verdicts: v})
+	// 7.3-arm64's stream: boundary/write-inside planned elsewhere, once to 6.1-amd64 (which ran it) and once, in a
+	// second file, to a column that is not here.
+	var out bytes.Buffer
+	w := events.NewWriter(&out)
+	w.Emit(events.Event{Action: events.Start, Env: &events.Env{Kernel: "r", Arch: "aarch64", Landlock: "available", ABI: 11, Git: true, VMKernelID: "7.3-arm64", Root: true}})
+	w.Emit(events.Event{Action: events.Skip, Test: "boundary/write-inside", Reason: "planned elsewhere", Elsewhere: "ran in 6.1-amd64: the same arch"})
+	w.Emit(events.Event{Action: events.Skip, Test: "git-worktree/linked-ops", Reason: "planned elsewhere", Elsewhere: "ran in 5.10-amd64: the same arch"})
+	w.Emit(events.Event{Action: events.Run, Test: "fail-closed/no-landlock-sentinel"})
+	w.Emit(events.Event{Action: events.Skip, Test: "fail-closed/no-landlock-sentinel", Reason: "requires no Landlock"})
+	w.Emit(events.Event{Action: events.Pass, Elapsed: 1, Summary: &events.Summary{}})
+	rec := `{"schema":"confine.vm.result/v1","kernel":"7.3-arm64","arch":"arm64","accel":"tcg","result":"ok","seconds":1}`
+	require.NoError(t, os.WriteFile(filepath.Join(vmDir, "7.3-arm64.json"), []byte(rec), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(vmDir, "7.3-arm64.out"), out.Bytes(), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "kernels.json"), []byte(manifest), 0o644))
+	exp, err := expect.Parse([]byte(expectations), ids)
+	require.NoError(t, err)
+	m, err := Build(vmDir, nil, filepath.Join(dir, "kernels.json"), exp, ids)
+	require.NoError(t, err)
+	c := cell(m, "7.3-arm64", "boundary/write-inside")
+	assert.Equal(t, Elsewhere, c.Outcome)
+	assert.Equal(t, "6.1-amd64", c.RanIn)
+	assert.Empty(t, c.Deviation, "not judged here")
+	c = cell(m, "7.3-arm64", "git-worktree/linked-ops")
+	assert.Equal(t, expect.Fail, c.Outcome)
+	assert.Equal(t, "the plan ran this case in 5.10-amd64, which is not in this report", c.Reason)
+	assert.Equal(t, 1, m.Summary.Elsewhere)
+	var table bytes.Buffer
+	m.Table(&table)
+	assert.Contains(t, table.String(), "->(")
+	assert.Contains(t, table.String(), "ran in 6.1-amd64")
+	var html bytes.Buffer
+	require.NoError(t, m.HTML(&html))
+	assert.Contains(t, html.String(), "→ 6.1-amd64")
+}

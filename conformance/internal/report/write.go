@@ -150,6 +150,8 @@ func (m *Matrix) cells() (map[[2]string]string, []string) {
 			c = fmt.Sprintf("FAIL(%d)", note("fail: "+r.Reason))
 		case Infra:
 			c = fmt.Sprintf("INFRA(%d)", note("infra: "+r.Reason))
+		case Elsewhere:
+			c = fmt.Sprintf("->(%d)", note("ran in "+r.RanIn))
 		}
 		if r.Deviation != "" {
 			c += "!"
@@ -391,6 +393,9 @@ func (m *Matrix) Table(w io.Writer) {
 	s := m.Summary
 	fmt.Fprintf(w, "\n%d columns: %d PASS, %d FAIL, %d SKIP, %d EXPECTED-FAIL, %d INFRA, %d deviations; %d VM runs retried after INFRA\n",
 		len(m.Kernels), s.Pass, s.Fail, s.Skip, s.ExpectedFail, s.Infra, s.Deviations, s.Retried)
+	if s.Elsewhere > 0 {
+		fmt.Fprintf(w, "%d cells planned elsewhere (->: the case ran in the column named, which stands for this one; conformance/internal/plan)\n", s.Elsewhere)
+	}
 	if c := m.Coverage; c != nil {
 		fmt.Fprintf(w, "kernel entries: %d of %d in vm/kernels.json ran", len(c.Ran), c.Manifest)
 		if len(c.Absent) > 0 {
@@ -501,7 +506,7 @@ body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
 table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top}
 th.k{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap;font-weight:normal}
 td.PASS{background:#d7f5d7}td.FAIL{background:#f7b6b6;font-weight:bold}td.SKIP{background:#eee;color:#666}
-td.EXPECTED-FAIL{background:#fde7b0}td.INFRA{background:#c9d7f7;font-weight:bold}td.dev{outline:3px solid #c00}
+td.EXPECTED-FAIL{background:#fde7b0}td.ELSEWHERE{color:#888;font-size:smaller}td.INFRA{background:#c9d7f7;font-weight:bold}td.dev{outline:3px solid #c00}
 .summary span{margin-right:1.5em}.fam{background:#f4f4f4;font-weight:bold}
 </style></head><body>
 <h1>confine conformance matrix</h1>
@@ -549,7 +554,8 @@ func (m *Matrix) HTML(w io.Writer) error {
 				row.Cells = append(row.Cells, htmlCell{Short: "-"})
 				continue
 			}
-			short := map[string]string{expect.Pass: "PASS", expect.Fail: "FAIL", expect.Skip: "SKIP", expect.ExpectedFail: "XFAIL", Infra: "INFRA"}[r.Outcome]
+			short := map[string]string{expect.Pass: "PASS", expect.Fail: "FAIL", expect.Skip: "SKIP", expect.ExpectedFail: "XFAIL", Infra: "INFRA",
+				Elsewhere: "→ " + r.RanIn}[r.Outcome]
 			title := r.Reason
 			if r.Issue != "" {
 				title = "issue: " + r.Issue + "\n" + title

@@ -27,9 +27,11 @@ type Outcome struct {
 	Logs     []string
 	Elapsed  time.Duration
 	Attempts int
-	Wins     int         // with Config.MeasureRaces
-	Measured bool        // the case counted Wins
-	Plan     *power.Plan // the race case's plan, when it had one
+	Wins     int  // with Config.MeasureRaces
+	Measured bool // the case counted Wins
+	// Elsewhere is set when the plan runs the case in another column (Config.Elsewhere): it did not run here.
+	Elsewhere string
+	Plan      *power.Plan // the race case's plan, when it had one
 }
 
 // Runner runs cases and reports each one as events (JSON) or as text.
@@ -50,6 +52,14 @@ func (r *Runner) RunAll(cases []Case, env events.Env) events.Summary {
 		env.Kernel, env.Arch, env.Landlock, env.ABI, env.Root, env.Confine)
 	var sum events.Summary
 	for _, c := range cases {
+		if why, ok := r.Cfg.Elsewhere[c.ID]; ok {
+			o := Outcome{ID: c.ID, Action: events.Skip, Reason: "planned elsewhere: " + why, Elsewhere: why}
+			r.emit(events.Event{Action: events.Skip, Test: c.ID, Family: c.Family(), Reason: o.Reason, Elsewhere: why})
+			r.textf("--- SKIP: %s %s\n", c.ID, o.Reason)
+			r.Outcomes = append(r.Outcomes, o)
+			sum.Skip++
+			continue
+		}
 		o := r.RunOne(c)
 		r.Outcomes = append(r.Outcomes, o)
 		switch o.Action {

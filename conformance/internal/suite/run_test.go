@@ -138,3 +138,16 @@ func TestOutputSlowReaderIsNoSurvivor(t *testing.T) {
 	msg := awaitOutput([2]*os.File{r, r}, [2]chan struct{}{done, closed})
 	assert.Contains(t, msg, "stdout open 10ms after it exited: no process this uid")
 }
+
+// A case the plan runs elsewhere is not run: its outcome is a skip that says where, and its code never starts.
+func TestPlannedElsewhere(t *testing.T) {
+	ran := false
+	cfg := &Config{Scratch: t.TempDir(), Timeout: time.Minute, Elsewhere: map[string]string{"planned/away": "ran in 6.1-amd64: the same arch"}}
+	var out bytes.Buffer
+	r := &Runner{Cfg: cfg, JSON: events.NewWriter(&out)}
+	sum := r.RunAll([]Case{{ID: "planned/away", Run: func(t *T) { ran = true }}, {ID: "planned/here", Run: func(t *T) {}}}, events.Env{})
+	assert.False(t, ran)
+	assert.Equal(t, events.Summary{Pass: 1, Skip: 1}, sum)
+	assert.Equal(t, "ran in 6.1-amd64: the same arch", r.Outcomes[0].Elsewhere)
+	assert.Contains(t, out.String(), `"Elsewhere":"ran in 6.1-amd64: the same arch"`)
+}

@@ -41,7 +41,10 @@ type Config struct {
 	// MeasureRaces makes a race case count the attempts in which a write landed outside (a planted bug's wins,
 	// for `make conformance-mutants`) over all its attempts, instead of stopping at the first.
 	MeasureRaces bool
-	Timeout      time.Duration // bound of each confine invocation
+	// Elsewhere lists the cases the matrix's plan runs in another column than this one, each with where and why
+	// (internal/plan): they are not run here.
+	Elsewhere map[string]string
+	Timeout   time.Duration // bound of each confine invocation
 	// CaseTimeout bounds how long a case may go without progress, i.e. without any command it ran finishing (0:
 	// no bound): then every command it started is killed and the case ends as FAIL with the reason; the runner
 	// goes on with the next case.
