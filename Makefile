@@ -19,9 +19,29 @@ TEST_TARGETS :=
 include $(sort $(wildcard mk/*.mk))
 
 .PHONY: help deps test matrix
-help: ## list the targets
+help: ## list the targets, then the variables that tune them
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | sort
+	@printf '\nvariables (make VAR=value TARGET):\n'
+	@grep -hE '^#> ' $(MAKEFILE_LIST) | sed -E 's/^#> /  /' 
 
 deps: $(DEPS_TARGETS) ## install everything the tests need (apt packages, Go modules)
 
-test: deps $(TEST_TARGETS) ## install what the tests need (deps), then run every test (unit, host integration, bounded VM boots)
+# Each test target runs even when one before it failed (a CI run reports every failure at once); deps failing
+# skips them all. The last line is the count of test targets, "N passed, N failed, N skipped"; the Bazel server
+# that bazel-test started is shut down, so nothing of the run stays behind.
+test: ## install what the tests need (deps), then run every test (unit, host integration, bounded VM boots); ends with "N passed, N failed, N skipped"
+	@passed=0 failed=0 skipped=0 failures= start=$$(date +%s); \
+	if ! $(MAKE) --no-print-directory deps; then \
+	  failed=1 failures=" deps" skipped=$(words $(TEST_TARGETS)); \
+	else \
+	  for t in $(TEST_TARGETS); do \
+	    s=$$(date +%s); \
+	    if $(MAKE) --no-print-directory $$t; then passed=$$((passed + 1)); r=passed; \
+	    else failed=$$((failed + 1)); failures="$$failures $$t"; r=FAILED; fi; \
+	    echo "make test: $$t $$r ($$(($$(date +%s) - s)) s)"; \
+	  done; \
+	  tools/bazel shutdown >/dev/null 2>&1 || echo "make test: tools/bazel shutdown failed: a Bazel server may still run" >&2; \
+	fi; \
+	echo "make test: $$(($$(date +%s) - start)) s$${failures:+; failed:$$failures}"; \
+	echo "$$passed passed, $$failed failed, $$skipped skipped"; \
+	[ "$$failed" -eq 0 ]

@@ -7,6 +7,11 @@ RELEASE_VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || e
 RELEASE_COMMIT ?= $(shell git describe --tags --exact-match >/dev/null 2>&1 || git rev-parse HEAD 2>/dev/null)
 # A conformance report to gate on and record in every manifest, when one exists (`make matrix` writes it).
 RELEASE_REPORT ?= $(wildcard reports/matrix.json)
+# The full commit the provenance names (always, tag or not).
+RELEASE_SOURCE_COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+# The PEM ECDSA key that signs out/release/checksums.txt (cosign generate-key-pair; $$COSIGN_PASSWORD); empty:
+# a key made for this run (out/release/signing/cosign.key). CI signs keyless with cosign instead.
+RELEASE_SIGNING_KEY ?=
 
 .PHONY: release-deps release-tool release-test release-vsix-test release-npm-test release release-snapshot
 release-deps: ## install docker-registry (loopback OCI tests), node and npm
@@ -24,10 +29,11 @@ release-vsix-test: release-deps release-tool build ## each VS Code target: packa
 release-npm-test: release-deps release-tool build ## npm-pack the packages from dist/bin, install them, node --test against the real launcher
 	scripts/release-npm-test.sh $(CONFINE_RELEASE) dist/bin $(OUT)/npm-test
 
-release: release-deps release-tool ## offline: build twice (reproducible), verify, package, push to a loopback registry, pull back, print the artifact table
+release: release-deps release-tool ## offline: build twice (reproducible), verify, package, push to a loopback registry, pull back, write in-toto provenance, sign checksums.txt, verify both, print the artifact table
 	CONFINE_VERSION=$(RELEASE_VERSION) scripts/release-repro.sh dist/bin $(OUT)/release-repro
 	$(CONFINE_RELEASE) release --dist dist/bin --repro $(OUT)/release-repro --version $(RELEASE_VERSION) \
-	  --commit $(RELEASE_COMMIT) --out $(OUT)/release $(if $(RELEASE_REPORT),--report $(RELEASE_REPORT))
+	  --commit $(RELEASE_COMMIT) --source-commit $(RELEASE_SOURCE_COMMIT) --out $(OUT)/release \
+	  $(if $(RELEASE_REPORT),--report $(RELEASE_REPORT)) $(if $(RELEASE_SIGNING_KEY),--signing-key $(RELEASE_SIGNING_KEY))
 
 release-snapshot: release-tool build ## goreleaser release --snapshot --clean (offline, publishes nothing) on dist/bin, then prove it from out/goreleaser/artifacts.json
 	CONFINE_VERSION=$(RELEASE_VERSION) scripts/release-goreleaser.sh release --snapshot --clean

@@ -5,9 +5,13 @@
 # the runner's --backend bwrap (every case's launch asks for the bwrap backend; columns host-*-bwrap), so the bwrap
 # backend is proven on the host kernel too, not only on the VM's kernels without Landlock. Then the report gates
 # every run on conformance/expected.yaml and writes OUT/matrix.{json,html} and one JUnit per run.
-# usage: scripts/conformance-host.sh CONFINE RUNNER OUT TOCTOU_ATTEMPTS
+# The race cases run at least TOCTOU_ATTEMPTS attempts each, more where RATES (conformance/race-rates.json) says
+# POWER needs more; the report records each one's power against its planted bug.
+# usage: scripts/conformance-host.sh CONFINE RUNNER OUT TOCTOU_ATTEMPTS [RATES POWER]
 set -euo pipefail
 confine=$(realpath "$1") runner=$(realpath "$2") out=$3 attempts=$4
+race=()
+[ -n "${5:-}" ] && race=(--race-rates "$(realpath "$5")" --race-power "${6:-0.999}" --race-min "$attempts")
 mkdir -p "$out"
 hosts=()
 
@@ -15,7 +19,7 @@ run() { # NAME BACKEND [PREFIX...]: run the suite with --backend BACKEND and an 
 	local name=$1 backend=$2 rc=0
 	shift 2
 	echo "conformance-host: running the suite as $name, --backend $backend ($attempts toctou attempts per race case)"
-	"$@" "$runner" --confine "$confine" --backend "$backend" --json --toctou-attempts "$attempts" >"$out/$name.jsonl" || rc=$?
+	"$@" "$runner" --confine "$confine" --backend "$backend" --json --toctou-attempts "$attempts" "${race[@]}" >"$out/$name.jsonl" || rc=$?
 	if [ "$rc" -gt 1 ]; then
 		echo "conformance-host: the suite could not start as $name (exit $rc)" >&2
 		exit 2

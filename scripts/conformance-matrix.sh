@@ -2,6 +2,10 @@
 # Runs the conformance suite in every selected kernel of vm/kernels.json (both arches unless narrowed), then
 # builds the kernel × case report: REPORTS/matrix.{json,html}, REPORTS/conformance/<kernel>.junit.xml and the
 # printed table. Exits non-zero on any FAIL or deviation from conformance/expected.yaml.
+# Each race case runs the attempts that catch its planted bug with probability RACE_POWER (from the payload's
+# race-rates.json), at most RACE_MAX; TOCTOU_ATTEMPTS where no rate was measured. With PLAN set, a case runs only
+# in the columns the plan gives it (conformance/internal/plan, over every kernel of the payload's kernels.json):
+# for the whole manifest only, since a subset may lack the column that stands for another.
 # usage: scripts/conformance-matrix.sh VM PAYLOAD RUNNER REPORTS TOCTOU_ATTEMPTS JOBS [vm run flags...]
 set -euo pipefail
 vm=$1 payload=$2 runner=$3 reports=$4 attempts=$5 jobs=$6
@@ -20,6 +24,7 @@ rc=0
 	/payload/confine-conformance --confine /payload/confine --abicap-confine /payload/confine-abicap \
 	--wsl2-confine /payload/confine-wsl2 \
 	--also-as 65534 --case-timeout "${MATRIX_CASE_TIMEOUT:-3m}" --json --toctou-attempts "$attempts" \
+	${PLAN:+--plan /payload/kernels.json} --race-rates /payload/race-rates.json --race-power "${RACE_POWER:-0.999}" --race-max "${RACE_MAX:-20000}" \
 	--expect /payload/expected.yaml || rc=$?
 # In the guest the runner exits 0 when every outcome is the reviewed one, so vm run says ok per kernel; it exits
 # non-zero when a payload deviated or a VM failed. The report below, over every kernel, is the verdict.

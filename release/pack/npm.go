@@ -13,6 +13,10 @@ import (
 // NPMScope is the npm scope of the root package and of the platform packages.
 const NPMScope = "@confine-dev"
 
+// NPMRepository is every package's repository.url: npm's provenance check requires it to be the
+// repository of the workflow that publishes (.github/workflows/release.yml).
+const NPMRepository = "git+https://github.com/confine-dev/confine.git"
+
 // semver is a SemVer 2 version without build metadata (npm drops it), with an optional leading v.
 var semver = regexp.MustCompile(`^v?(\d+\.\d+\.\d+(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?)$`)
 
@@ -48,10 +52,12 @@ func NPM(out, root string, src Source) ([]string, error) {
 			return nil, err
 		}
 		manifest := map[string]any{
-			"name":            pkgName,
-			"version":         version,
-			"description":     fmt.Sprintf("The confine launchers for linux/%s (plain Linux and WSL2), static; installed by %s/confine", arch, NPMScope),
-			"license":         "UNLICENSED",
+			"name":        pkgName,
+			"version":     version,
+			"description": fmt.Sprintf("The confine launchers for linux/%s (plain Linux and WSL2), static; installed by %s/confine", arch, NPMScope),
+			"license":     "UNLICENSED",
+			// npm publish --provenance refuses a package whose repository is not the workflow's.
+			"repository":      map[string]string{"type": "git", "url": NPMRepository},
 			"os":              []string{"linux"},
 			"cpu":             []string{arch},
 			"files":           []string{"bin", "manifest.json"},

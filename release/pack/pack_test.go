@@ -154,6 +154,13 @@ func TestNPM(t *testing.T) {
 		want[m["name"].(string)] = "1.0.0"
 	}
 	root := read(filepath.Join(out, "confine"))
+	// npm publish --provenance checks repository.url against the publishing workflow's repository.
+	for _, d := range []string{"confine-linux-x64", "confine-linux-arm64", "confine"} {
+		m := read(filepath.Join(out, d))
+		if r, _ := m["repository"].(map[string]any); r == nil || r["url"] != NPMRepository {
+			t.Errorf("%s/package.json: repository %v, want url %s", d, m["repository"], NPMRepository)
+		}
+	}
 	got, _ := json.Marshal(root["optionalDependencies"])
 	w, _ := json.Marshal(want)
 	if root["version"] != "1.0.0" || string(got) != string(w) {

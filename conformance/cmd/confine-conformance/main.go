@@ -25,6 +25,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,6 +42,8 @@ import (
 	"github.com/confine-dev/confine/conformance/internal/interopsim"
 	"github.com/confine-dev/confine/conformance/internal/kabi"
 	"github.com/confine-dev/confine/conformance/internal/nsdeny"
+	"github.com/confine-dev/confine/conformance/internal/plan"
+	"github.com/confine-dev/confine/conformance/internal/power"
 	"github.com/confine-dev/confine/conformance/internal/report"
 	"github.com/confine-dev/confine/conformance/internal/suite"
 )
@@ -78,6 +81,14 @@ func main() {
 			return
 		case "report":
 			os.Exit(report.Main(args[1:], os.Stdout, os.Stderr))
+		case "plan":
+			var ids []string
+			for _, c := range suite.All() {
+				ids = append(ids, c.ID)
+			}
+			os.Exit(plan.Main(args[1:], ids, os.Stdout, os.Stderr))
+		case "race-rates":
+			os.Exit(power.Main(args[1:], os.Stdout, os.Stderr))
 		}
 	}
 	os.Exit(run(args, os.Stdout, os.Stderr))
@@ -103,7 +114,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&families, "family", "run only this family (repeatable, or comma-separated)")
 	fs.Var(&ids, "case", "run only this case ID (repeatable, or comma-separated)")
 	jsonOut := fs.Bool("json", false, "emit JSON Lines events (go test -json compatible) instead of text")
-	attempts := fs.Int("toctou-attempts", 2000, "confine starts per toctou-symlink-swap race case (lower it under TCG; the count is reported)")
+	attempts := fs.Int("toctou-attempts", 2000, "confine starts per toctou-symlink-swap race case without a measured win rate in --race-rates (lower it under TCG; the count is reported)")
+	rateFile := fs.String("race-rates", "", "measured win rates of the planted bugs (conformance/race-rates.json): each race case with one gets the attempts that catch its mutant with --race-power, within --race-min and --race-max")
+	racePower := fs.Float64("race-power", power.Target, "with --race-rates: the probability each race case must have of catching its mutant")
+	raceMin := fs.Int("race-min", 0, "with --race-rates: at least this many attempts per race case (the host keeps 2000)")
+	raceMax := fs.Int("race-max", 20000, "with --race-rates: at most this many attempts per race case (0: no bound)")
+	planFile := fs.String("plan", "", "in the VM guest: the kernel manifest (kernels.json) whose columns the matrix plans over; a case the plan runs in another column (internal/plan) is not run in this one, and its event says where it ran")
+	measure := fs.Bool("measure-races", false, "count every attempt in which a write lands outside (a planted bug's wins) instead of stopping a race case at the first; for make conformance-mutants")
 	scratch := fs.String("scratch", "", "parent of the run's scratch directory; must not be under /tmp (default: /var/tmp, $HOME, the cwd, /)")
 	destructive := fs.Bool("destructive", false, "also run cases that could break this machine if confine were broken (default: only in the VM guest)")
 	keep := fs.Bool("keep", false, "keep the scratch directories")
@@ -174,7 +191,28 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	cfg.CaseTimeout, cfg.Heartbeat = *caseTimeout, *heartbeat
+	cfg.CaseTimeout, cfg.Heartbeat, cfg.MeasureRaces = *caseTimeout, *heartbeat, *measure
+	if *planFile != "" && cfg.InVM {
+		cols, err := plan.Columns(*planFile)
+		if err != nil {
+			return fail("--plan: %v", err)
+		}
+		col := os.Getenv("VM_KERNEL_ID")
+		if !root {
+			col += "@nobody"
+		}
+		var ids []string
+		for _, c := range cases {
+			ids = append(ids, c.ID)
+		}
+		p := plan.Make(ids, cols, plan.Depends)
+		cfg.Elsewhere = map[string]string{}
+		for id, by := range p.Elsewhere {
+			if why, ok := by[col]; ok {
+				cfg.Elsewhere[id] = why
+			}
+		}
+	}
 	if *wsl2Confine != "" {
 		if cfg.WSL2Confine, err = filepath.Abs(*wsl2Confine); err != nil {
 			return fail("%v", err)
@@ -188,6 +226,34 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	env.Pass, env.CaseSeconds, env.HostEmulation = *passName, caseTimeout.Seconds(), *hostEmulation
+	env.RaceWhere, env.User = "host", "user"
+	if cfg.InVM {
+		if env.RaceWhere = os.Getenv("VM_ACCEL"); env.RaceWhere == "" {
+			env.RaceWhere = "tcg"
+		}
+	}
+	switch os.Geteuid() {
+	case 0:
+		env.User = "root"
+	case 65534:
+		env.User = "nobody"
+	}
+	if *rateFile != "" {
+		if *racePower <= 0 || *racePower >= 1 {
+			return fail("--race-power %v: want a probability between 0 and 1", *racePower)
+		}
+		rates, err := power.Load(*rateFile)
+		if err != nil {
+			return fail("--race-rates: %v", err)
+		}
+		col := power.Column{Where: env.RaceWhere, Arch: runtime.GOARCH, Backend: cfg.Backend, User: env.User}
+		cfg.RacePlans = map[string]power.Plan{}
+		for _, c := range suite.All() {
+			if p, ok := rates.For(c.ID, col, *racePower, *raceMin, *raceMax); ok {
+				cfg.RacePlans[c.ID] = p
+			}
+		}
+	}
 	if !*keep {
 		defer os.RemoveAll(cfg.Scratch)
 	}
@@ -240,6 +306,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		Cmdline: os.Getenv("VM_CMDLINE_EXTRA"), HostEmulation: env.HostEmulation, Backend: env.Backend, Bwrap: env.Bwrap != ""}
 	bad := 0
 	for _, o := range r.Outcomes {
+		if o.Elsewhere != "" { // judged in the column that ran it
+			continue
+		}
 		shown, dev := exp.For(o.ID, xenv).Verdict(strings.ToUpper(o.Action))
 		if shown == expect.Fail || dev != "" {
 			bad++

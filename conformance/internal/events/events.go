@@ -32,15 +32,27 @@ const (
 type Event struct {
 	Time     time.Time `json:",omitempty"`
 	Action   string
-	Package  string   `json:",omitempty"`
-	Test     string   `json:",omitempty"`
-	Output   string   `json:",omitempty"`
-	Elapsed  float64  `json:",omitempty"` // seconds
-	Family   string   `json:",omitempty"`
-	Reason   string   `json:",omitempty"` // why a case was skipped, or its first failure
-	Attempts int      `json:",omitempty"` // for race cases: how many attempts ran
-	Env      *Env     `json:",omitempty"` // on "start" only
-	Summary  *Summary `json:",omitempty"` // on the final package-level event only
+	Package  string  `json:",omitempty"`
+	Test     string  `json:",omitempty"`
+	Output   string  `json:",omitempty"`
+	Elapsed  float64 `json:",omitempty"` // seconds
+	Family   string  `json:",omitempty"`
+	Reason   string  `json:",omitempty"` // why a case was skipped, or its first failure
+	Attempts int     `json:",omitempty"` // for race cases: how many attempts ran
+	// For race cases with a measured win rate (conformance/race-rates.json): the rate used, the resulting power
+	// against Mutant, and where the rate was measured. Wins counts the attempts a planted bug won (measuring runs,
+	// --measure-races, only).
+	Rate     float64 `json:",omitempty"`
+	Power    float64 `json:",omitempty"`
+	Mutant   string  `json:",omitempty"`
+	RateFrom string  `json:",omitempty"`
+	Wins     int     `json:",omitempty"`
+	Measured bool    `json:",omitempty"` // the case counted Wins (a race case that supports --measure-races)
+	// Elsewhere, on a skip, says that the matrix's plan (internal/plan) runs this case in another column, which
+	// stands for this one: "ran in COLUMN: the same DIMS". The report checks that COLUMN has a verdict for it.
+	Elsewhere string   `json:",omitempty"`
+	Env       *Env     `json:",omitempty"` // on "start" only
+	Summary   *Summary `json:",omitempty"` // on the final package-level event only
 	// Pass names the run an event belongs to when one stream carries several (the VM guest runs the suite as
 	// root and as an unprivileged uid, interleaved): "root", "nobody"; empty for a single run.
 	Pass string `json:",omitempty"`
@@ -68,6 +80,10 @@ type Env struct {
 	// Metadata is the report's metadata field of one plain launch (mount-layer, supervisor or seccomp-deny):
 	// which layer closes metadata changes for this user on this kernel.
 	Metadata string `json:"metadata,omitempty"`
+	// RaceWhere and User are what a race case's measured win rate is keyed on besides Arch and Backend
+	// (conformance/race-rates.json): host, or the VM's accelerator (tcg, kvm); root, nobody (uid 65534) or user.
+	RaceWhere string `json:"race_where,omitempty"`
+	User      string `json:"user,omitempty"`
 	// Pass is this run's name where one stream carries several: "root" or "nobody" (the uid it ran as).
 	Pass string `json:"pass,omitempty"`
 	// ABICap, when > 0, is the Landlock ABI confine was told to act as (a confine_abicap test build only); ABI is

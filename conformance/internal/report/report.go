@@ -25,26 +25,37 @@ const Schema = "confine.matrix/v1"
 // with an INFRA cell makes the report NOT OK.
 const Infra = "INFRA"
 
+// Elsewhere is the outcome of a case the matrix's plan ran in another column that stands for this one
+// (internal/plan): its verdict is that column's. Build checks that the column it names has one.
+const Elsewhere = "ELSEWHERE"
+
 // Result is one cell of the matrix. Kernel is the release (uname -r); Outcome is PASS, FAIL, SKIP, INFRA or
 // EXPECTED-FAIL; Reason is the skip reason, the first failure, or the EXPECTED-FAIL's why; Deviation, when set,
 // says how the cell differs from the expectations (and fails the report).
 type Result struct {
-	Kernel    string  `json:"kernel"`
-	KernelID  string  `json:"kernel_id"`
-	Arch      string  `json:"arch"`
-	ABI       int     `json:"abi"`
-	Landlock  string  `json:"landlock"`
-	Family    string  `json:"family"`
-	Case      string  `json:"case"`
-	Outcome   string  `json:"outcome"`
-	Reason    string  `json:"reason"`
-	Issue     string  `json:"issue,omitempty"`
-	Expected  string  `json:"expected"`
-	Deviation string  `json:"deviation,omitempty"`
-	Pass      string  `json:"pass,omitempty"` // root or nobody: the uid the suite ran as (VM columns)
-	Attempts  int     `json:"attempts,omitempty"`
-	Seconds   float64 `json:"seconds"`
-	Output    string  `json:"-"` // the case's log, for JUnit
+	Kernel    string `json:"kernel"`
+	KernelID  string `json:"kernel_id"`
+	Arch      string `json:"arch"`
+	ABI       int    `json:"abi"`
+	Landlock  string `json:"landlock"`
+	Family    string `json:"family"`
+	Case      string `json:"case"`
+	Outcome   string `json:"outcome"`
+	Reason    string `json:"reason"`
+	Issue     string `json:"issue,omitempty"`
+	Expected  string `json:"expected"`
+	Deviation string `json:"deviation,omitempty"`
+	Pass      string `json:"pass,omitempty"` // root or nobody: the uid the suite ran as (VM columns)
+	Attempts  int    `json:"attempts,omitempty"`
+	// A race case's power (conformance/race-rates.json): the per-attempt win rate of its planted bug used, the
+	// probability Attempts had of catching it, the mutant, and where the rate was measured.
+	RanIn    string  `json:"ran_in,omitempty"` // ELSEWHERE: the column whose verdict stands for this cell
+	Rate     float64 `json:"rate,omitempty"`
+	Power    float64 `json:"power,omitempty"`
+	Mutant   string  `json:"mutant,omitempty"`
+	RateFrom string  `json:"rate_from,omitempty"`
+	Seconds  float64 `json:"seconds"`
+	Output   string  `json:"-"` // the case's log, for JUnit
 }
 
 // Column is one column of the matrix: one run (pass) of the suite, on one kernel (a VM or the host).
@@ -106,17 +117,55 @@ type Summary struct {
 	ExpectedFail int `json:"expected_fail"`
 	Infra        int `json:"infra"`
 	Deviations   int `json:"deviations"`
-	Retried      int `json:"retried"` // VM runs retried after an INFRA (whatever the retry gave)
+	Retried      int `json:"retried"`             // VM runs retried after an INFRA (whatever the retry gave)
+	Elsewhere    int `json:"elsewhere,omitempty"` // cells whose case the plan ran in another column
 }
 
 // Matrix is matrix.json.
 type Matrix struct {
 	Schema string `json:"schema"`
 	// ExpectedSHA256 is the hex sha256 of the expectations file the cells were gated on (Main sets it).
-	ExpectedSHA256 string   `json:"expected_sha256,omitempty"`
-	Summary        Summary  `json:"summary"`
-	Kernels        []Column `json:"kernels"`
-	Results        []Result `json:"results"`
+	ExpectedSHA256 string  `json:"expected_sha256,omitempty"`
+	Summary        Summary `json:"summary"`
+	// Coverage says which kernel entries of the manifest have results here (VM reports built with a manifest).
+	Coverage *Coverage `json:"coverage,omitempty"`
+	// Kernels are the matrix's columns (one per VM pass or host run); the name is kept for the readers of v1.
+	Kernels []Column `json:"kernels"`
+	Results []Result `json:"results"`
+}
+
+// Coverage is how much of the kernel manifest a VM report covers. A report with Absent entries is a subset (e.g.
+// `make matrix MATRIX_FLAGS="--kernels …"`, a shard, or make test's smoke run): its verdict says so, and it is
+// never the gate's OK (confine-release gate requires every manifest kernel too).
+type Coverage struct {
+	Manifest int      `json:"manifest_kernels"` // kernel entries in vm/kernels.json
+	Ran      []string `json:"ran"`              // manifest ids with a VM result here, in manifest order
+	Absent   []string `json:"absent,omitempty"` // manifest ids without one, in manifest order
+}
+
+// Subset reports whether the VM results cover only part of the manifest.
+func (m *Matrix) Subset() bool { return m.Coverage != nil && len(m.Coverage.Absent) > 0 }
+
+// Verdict is the one-line verdict the table, the HTML and the gate print: "OK" only for a complete matrix with no
+// FAIL, INFRA or deviation; "SUBSET PASSED (…)" when the results that are here pass but manifest kernels are
+// absent (not the gate); "NOT OK" otherwise.
+func (m *Matrix) Verdict() string {
+	switch {
+	case !m.OK():
+		return "NOT OK"
+	case m.Subset():
+		return fmt.Sprintf("SUBSET PASSED, NOT THE GATE: %d of %d kernel entries absent (%s)", len(m.Coverage.Absent),
+			m.Coverage.Manifest, abbreviate(m.Coverage.Absent, 6))
+	}
+	return "OK"
+}
+
+// abbreviate joins list, naming at most n entries and counting the rest.
+func abbreviate(list []string, n int) string {
+	if len(list) <= n {
+		return strings.Join(list, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(list[:n], ", "), len(list)-n)
 }
 
 // OK reports whether the matrix has no FAIL, no INFRA (a kernel without a verdict is not passed) and no
@@ -183,12 +232,14 @@ type manifestKernel struct {
 func Build(vmDir string, hostEvents []string, manifest string, exp *expect.File, caseIDs []string) (*Matrix, error) {
 	m := &Matrix{Schema: Schema}
 	var man map[string]manifestKernel
+	var order []string
 	if manifest != "" {
 		var err error
-		if man, err = readManifest(manifest); err != nil {
+		if man, order, err = readManifest(manifest); err != nil {
 			return nil, err
 		}
 	}
+	ran := map[string]bool{}
 	if vmDir != "" {
 		files, _ := filepath.Glob(filepath.Join(vmDir, "*.json"))
 		sort.Strings(files)
@@ -213,6 +264,7 @@ func Build(vmDir string, hostEvents []string, manifest string, exp *expect.File,
 			if len(rec.Retries) > 0 {
 				m.Summary.Retried++
 			}
+			ran[rec.Kernel] = true
 			if mk, ok := man[rec.Kernel]; ok {
 				abi := mk.ABI
 				k.ExpectedABI = &abi
@@ -234,6 +286,16 @@ func Build(vmDir string, hostEvents []string, manifest string, exp *expect.File,
 			}
 		}
 	}
+	if man != nil && vmDir != "" {
+		m.Coverage = &Coverage{Manifest: len(order), Ran: []string{}}
+		for _, id := range order {
+			if ran[id] {
+				m.Coverage.Ran = append(m.Coverage.Ran, id)
+			} else {
+				m.Coverage.Absent = append(m.Coverage.Absent, id)
+			}
+		}
+	}
 	for _, file := range hostEvents {
 		f, err := os.Open(file)
 		if err != nil {
@@ -249,6 +311,7 @@ func Build(vmDir string, hostEvents []string, manifest string, exp *expect.File,
 	if len(m.Kernels) == 0 {
 		return nil, fmt.Errorf("no results: no confine.vm.result/v1 records in %q and no host events", vmDir)
 	}
+	m.checkElsewhere()
 	return m, nil
 }
 
@@ -290,6 +353,8 @@ func (m *Matrix) addRun(k Column, evs []events.Event, exp *expect.File, caseIDs 
 		action, reason string
 		attempts       int
 		elapsed        float64
+		ev             events.Event
+		elsewhere      string
 		output         strings.Builder
 	}
 	got := map[string]*verdict{}
@@ -313,7 +378,8 @@ func (m *Matrix) addRun(k Column, evs []events.Event, exp *expect.File, caseIDs 
 			case events.Output:
 				v.output.WriteString(e.Output)
 			case events.Pass, events.Fail, events.Skip:
-				v.action, v.reason, v.attempts, v.elapsed = e.Action, e.Reason, e.Attempts, e.Elapsed
+				v.elsewhere = e.Elsewhere
+				v.action, v.reason, v.attempts, v.elapsed, v.ev = e.Action, e.Reason, e.Attempts, e.Elapsed, e
 				family[e.Test] = e.Family
 				if running == e.Test {
 					running = ""
@@ -450,6 +516,9 @@ func (m *Matrix) addRun(k Column, evs []events.Event, exp *expect.File, caseIDs 
 					r.Output += "--- watchdog evidence (guest task states) ---\n" + strings.Join(k.Evidence, "\n") + "\n"
 				}
 			}
+		case v.elsewhere != "":
+			r.Outcome, r.Reason = Elsewhere, "planned elsewhere: "+v.elsewhere
+			r.RanIn, _, _ = strings.Cut(strings.TrimPrefix(v.elsewhere, "ran in "), ":")
 		case v.action == events.Pass:
 			r.Outcome = expect.Pass
 		case v.action == events.Skip:
@@ -459,8 +528,9 @@ func (m *Matrix) addRun(k Column, evs []events.Event, exp *expect.File, caseIDs 
 		}
 		if v != nil {
 			r.Attempts, r.Seconds, r.Output = v.attempts, v.elapsed, v.output.String()+r.Output
+			r.Rate, r.Power, r.Mutant, r.RateFrom = v.ev.Rate, v.ev.Power, v.ev.Mutant, v.ev.RateFrom
 		}
-		if r.Outcome != Infra {
+		if r.Outcome != Infra && r.Outcome != Elsewhere {
 			r.Outcome, r.Deviation = want.Verdict(r.Outcome)
 		}
 		if r.Outcome == expect.ExpectedFail {
@@ -478,6 +548,31 @@ func (m *Matrix) addRun(k Column, evs []events.Event, exp *expect.File, caseIDs 
 	}
 }
 
+// checkElsewhere turns each ELSEWHERE cell whose standing column has no verdict of its own for the case (the
+// column did not run, ended INFRA, or planned it elsewhere too) into a FAIL: a planned-away case must have run.
+func (m *Matrix) checkElsewhere() {
+	verdict := map[[2]string]string{}
+	for _, r := range m.Results {
+		verdict[[2]string{r.Case, r.KernelID}] = r.Outcome
+	}
+	for i, r := range m.Results {
+		if r.Outcome != Elsewhere {
+			continue
+		}
+		switch got := verdict[[2]string{r.Case, r.RanIn}]; got {
+		case "", Elsewhere, Infra:
+			why := "which is not in this report"
+			if got != "" {
+				why = "which has no verdict for it (" + got + ")"
+			}
+			m.Summary.Elsewhere--
+			m.Summary.Fail++
+			m.Results[i].Outcome = expect.Fail
+			m.Results[i].Reason = fmt.Sprintf("the plan ran this case in %s, %s", r.RanIn, why)
+		}
+	}
+}
+
 func (m *Matrix) add(r Result) {
 	m.Results = append(m.Results, r)
 	switch r.Outcome {
@@ -491,28 +586,33 @@ func (m *Matrix) add(r Result) {
 		m.Summary.ExpectedFail++
 	case Infra:
 		m.Summary.Infra++
+	case Elsewhere:
+		m.Summary.Elsewhere++
 	}
 	if r.Deviation != "" {
 		m.Summary.Deviations++
 	}
 }
 
-func readManifest(file string) (map[string]manifestKernel, error) {
+// readManifest returns vm/kernels.json's kernels by id, and their ids in manifest order.
+func readManifest(file string) (map[string]manifestKernel, []string, error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
-		return nil, fmt.Errorf("kernel manifest: %w", err)
+		return nil, nil, fmt.Errorf("kernel manifest: %w", err)
 	}
 	var doc struct {
 		Kernels []manifestKernel `json:"kernels"`
 	}
 	if err := json.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("kernel manifest %s: %w", file, err)
+		return nil, nil, fmt.Errorf("kernel manifest %s: %w", file, err)
 	}
 	out := map[string]manifestKernel{}
+	var order []string
 	for _, k := range doc.Kernels {
 		out[k.ID] = k
+		order = append(order, k.ID)
 	}
-	return out, nil
+	return out, order, nil
 }
 
 func contains(list []string, s string) bool {

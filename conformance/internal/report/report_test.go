@@ -179,6 +179,50 @@ func TestMatrixAsExpected(t *testing.T) {
 	assert.Contains(t, table.String(), "XFAIL(")
 	assert.Contains(t, table.String(), "SKIP(")
 	assert.Contains(t, table.String(), "2 columns: 3 PASS, 0 FAIL, 3 SKIP, 1 EXPECTED-FAIL, 0 INFRA, 0 deviations")
+	// 7.3-arm64 of the manifest did not run: the report passes, and says it is a subset, never the gate's OK.
+	assert.Equal(t, &Coverage{Manifest: 3, Ran: []string{"5.10-amd64", "6.1-amd64"}, Absent: []string{"7.3-arm64"}}, m.Coverage)
+	assert.Contains(t, table.String(), "kernel entries: 2 of 3 in vm/kernels.json ran; SUBSET: absent 7.3-arm64")
+	assert.Contains(t, table.String(), "verdict: SUBSET PASSED, NOT THE GATE: 1 of 3 kernel entries absent (7.3-arm64)")
+	assert.NotContains(t, table.String(), "verdict: OK")
+	assert.Contains(t, string(html), "2 columns over 2 of 3 kernel entries")
+	assert.Contains(t, string(html), "<strong>SUBSET PASSED, NOT THE GATE")
+	assert.Contains(t, string(html), "no results for 7.3-arm64")
+	assert.NotContains(t, string(html), " kernels</span>", "a column is a pass on a kernel entry, not a kernel")
+	assert.Contains(t, string(back["coverage"].(map[string]any)["absent"].([]any)[0].(string)), "7.3-arm64")
+}
+
+// A complete matrix (every manifest kernel ran) is the gate's OK; --require-complete fails a subset.
+func TestSubsetAndComplete(t *testing.T) {
+	pass := map[string][2]string{"boundary/write-inside": {"pass", ""}, "fail-closed/no-landlock-sentinel": {"skip", "requires no Landlock"},
+		"git-worktree/linked-ops": {"fail", "x"}}
+	noLL := map[string][2]string{"boundary/write-inside": {"skip", "requires Landlock"}, "fail-closed/no-landlock-sentinel": {"pass", ""},
+		"git-worktree/linked-ops": {"skip", "requires Landlock"}}
+	runs := []run{
+		{id: "5.10-amd64", landlock: "absent", backend: "bwrap", record: "ok", finished: true, verdicts: noLL},
+		{id: "6.1-amd64", landlock: "available", abi: 2, git: true, record: "ok", finished: true, verdicts: pass},
+		{id: "7.3-arm64", landlock: "available", abi: 11, git: true, record: "ok", finished: true, verdicts: pass},
+	}
+	m, _ := build(t, runs...)
+	require.True(t, m.OK(), "%+v", m.Results)
+	assert.False(t, m.Subset())
+	assert.Equal(t, "OK", m.Verdict())
+	assert.Empty(t, m.incomplete(true))
+	sub, _ := build(t, runs[:2]...)
+	assert.True(t, sub.OK())
+	assert.Empty(t, sub.incomplete(false), "a subset passes where it is asked for (a shard, make test's smoke run)")
+	assert.Equal(t, "NOT PASSED: --require-complete, and 1 of 3 kernel entries of the manifest have no result: 7.3-arm64", sub.incomplete(true))
+
+	_, dir := build(t, runs[:2]...)
+	expFile := filepath.Join(dir, "expected.yaml")
+	require.NoError(t, os.WriteFile(expFile, []byte(expectations), 0o644))
+	args := []string{"--results", filepath.Join(dir, "vm"), "--manifest", filepath.Join(dir, "kernels.json"), "--expect", expFile, "--out", filepath.Join(dir, "out")}
+	var out, errOut bytes.Buffer
+	// Main checks the real catalogue's case ids: the three here are all real, the rest have no verdict (FAIL), so
+	// a subset cannot pass through Main; the verdict's agreement with the exit status is what is checked.
+	code := Main(args, &out, &errOut)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out.String(), "verdict: NOT OK")
+	assert.Contains(t, out.String(), "SUBSET: absent 7.3-arm64")
 }
 
 func TestMatrixDeviations(t *testing.T) {
@@ -328,4 +372,90 @@ func TestHostEmulation(t *testing.T) {
 	var table bytes.Buffer
 	m.Table(&table)
 	assert.Contains(t, table.String(), "host emulation nested-supervisor")
+}
+
+// The race cases' attempts, rate and power are carried from the events into the results, the table's race power
+// lines, the HTML's cell titles and the JUnit properties.
+func TestRacePower(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	w := events.NewWriter(&out)
+	w.Emit(events.Event{Action: events.Start, Env: &events.Env{Kernel: "k", Arch: "x86_64", Landlock: "available", ABI: 7, Root: true}})
+	w.Emit(events.Event{Action: events.Run, Test: "boundary/write-inside"})
+	w.Emit(events.Event{Action: events.Pass, Test: "boundary/write-inside", Family: "boundary", Attempts: 30, Rate: 0.21,
+		Power: 0.99915, Mutant: "follow-symlinks", RateFrom: "host amd64 landlock root: 242 wins of 1000"})
+	w.Emit(events.Event{Action: events.Run, Test: "git-worktree/linked-ops"})
+	w.Emit(events.Event{Action: events.Pass, Test: "git-worktree/linked-ops", Family: "git-worktree", Attempts: 200})
+	w.Emit(events.Event{Action: events.Pass, Elapsed: 1, Summary: &events.Summary{}})
+	f := filepath.Join(dir, "host.jsonl")
+	require.NoError(t, os.WriteFile(f, out.Bytes(), 0o644))
+	exp, err := expect.Parse([]byte(expectations), ids)
+	require.NoError(t, err)
+	m, err := Build("", []string{f}, "", exp, ids)
+	require.NoError(t, err)
+	r := cell(m, "host-root", "boundary/write-inside")
+	assert.Equal(t, 30, r.Attempts)
+	assert.Equal(t, 0.21, r.Rate)
+	assert.Equal(t, 0.99915, r.Power)
+	assert.Equal(t, "follow-symlinks", r.Mutant)
+	lines := m.RacePower()
+	require.Len(t, lines, 2)
+	assert.Contains(t, lines[0], "30 attempts in 1 columns; power >= 99.915 % against follow-symlinks (lowest where the rate was 0.21: host amd64 landlock root: 242 wins of 1000)")
+	assert.Contains(t, lines[1], "200 attempts in 1 columns; 1 columns without a measured rate (fixed count, power unknown)")
+	x, err := m.JUnit("host-root")
+	require.NoError(t, err)
+	assert.Contains(t, string(x), `name="race boundary/write-inside" value="attempts 30, rate 0.21 (follow-symlinks, host amd64 landlock root: 242 wins of 1000), power 99.915 %"`)
+	var html bytes.Buffer
+	require.NoError(t, m.HTML(&html))
+	assert.Contains(t, html.String(), "attempts: 30, rate 0.21 of follow-symlinks")
+	assert.Contains(t, html.String(), "<h2>Race power</h2>")
+	assert.Equal(t, "", m.TimeSplit(), "no timings: nothing to split")
+	m.Kernels = append(m.Kernels, Column{ID: "vm", VM: true, Pass: "root", Seconds: 100, GuestSeconds: 90})
+	m.Results = append(m.Results, Result{KernelID: "vm", Case: "boundary/write-inside", Attempts: 30, Seconds: 60},
+		Result{KernelID: "vm", Case: "git-worktree/linked-ops", Seconds: 25})
+	assert.Equal(t, "1 VMs: 100 s of VM time, boots 10 s of it; cases 25 s, races 60 s (summed over 2 columns)", m.TimeSplit())
+}
+
+// A case the plan ran in another column is ELSEWHERE here, not judged, and the column it names must have a verdict
+// of its own for it; where that column is missing, the cell FAILs.
+func TestElsewhere(t *testing.T) {
+	v := map[string][2]string{"boundary/write-inside": {"pass", ""}, "fail-closed/no-landlock-sentinel": {"skip", "requires no Landlock"},
+		"git-worktree/linked-ops": {"fail", "x"}}
+	dir := t.TempDir()
+	vmDir := filepath.Join(dir, "vm")
+	require.NoError(t, os.MkdirAll(vmDir, 0o755))
+	writeRun(t, vmDir, run{id: "6.1-amd64", landlock: "available", abi: 2, git: true, record: "ok", finished: true, verdicts: v})
+	// 7.3-arm64's stream: boundary/write-inside planned elsewhere, once to 6.1-amd64 (which ran it) and once, in a
+	// second file, to a column that is not here.
+	var out bytes.Buffer
+	w := events.NewWriter(&out)
+	w.Emit(events.Event{Action: events.Start, Env: &events.Env{Kernel: "r", Arch: "aarch64", Landlock: "available", ABI: 11, Git: true, VMKernelID: "7.3-arm64", Root: true}})
+	w.Emit(events.Event{Action: events.Skip, Test: "boundary/write-inside", Reason: "planned elsewhere", Elsewhere: "ran in 6.1-amd64: the same arch"})
+	w.Emit(events.Event{Action: events.Skip, Test: "git-worktree/linked-ops", Reason: "planned elsewhere", Elsewhere: "ran in 5.10-amd64: the same arch"})
+	w.Emit(events.Event{Action: events.Run, Test: "fail-closed/no-landlock-sentinel"})
+	w.Emit(events.Event{Action: events.Skip, Test: "fail-closed/no-landlock-sentinel", Reason: "requires no Landlock"})
+	w.Emit(events.Event{Action: events.Pass, Elapsed: 1, Summary: &events.Summary{}})
+	rec := `{"schema":"confine.vm.result/v1","kernel":"7.3-arm64","arch":"arm64","accel":"tcg","result":"ok","seconds":1}`
+	require.NoError(t, os.WriteFile(filepath.Join(vmDir, "7.3-arm64.json"), []byte(rec), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(vmDir, "7.3-arm64.out"), out.Bytes(), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "kernels.json"), []byte(manifest), 0o644))
+	exp, err := expect.Parse([]byte(expectations), ids)
+	require.NoError(t, err)
+	m, err := Build(vmDir, nil, filepath.Join(dir, "kernels.json"), exp, ids)
+	require.NoError(t, err)
+	c := cell(m, "7.3-arm64", "boundary/write-inside")
+	assert.Equal(t, Elsewhere, c.Outcome)
+	assert.Equal(t, "6.1-amd64", c.RanIn)
+	assert.Empty(t, c.Deviation, "not judged here")
+	c = cell(m, "7.3-arm64", "git-worktree/linked-ops")
+	assert.Equal(t, expect.Fail, c.Outcome)
+	assert.Equal(t, "the plan ran this case in 5.10-amd64, which is not in this report", c.Reason)
+	assert.Equal(t, 1, m.Summary.Elsewhere)
+	var table bytes.Buffer
+	m.Table(&table)
+	assert.Contains(t, table.String(), "->(")
+	assert.Contains(t, table.String(), "ran in 6.1-amd64")
+	var html bytes.Buffer
+	require.NoError(t, m.HTML(&html))
+	assert.Contains(t, html.String(), "→ 6.1-amd64")
 }

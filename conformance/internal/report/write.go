@@ -14,11 +14,13 @@ import (
 	"strings"
 
 	"github.com/confine-dev/confine/conformance/internal/expect"
+	"github.com/confine-dev/confine/conformance/internal/power"
 	"github.com/confine-dev/confine/conformance/internal/suite"
 )
 
-// Main is `confine-conformance report`: it returns 0 when the matrix has no FAIL and no deviation, 1 otherwise,
-// 2 when it cannot build the matrix.
+// Main is `confine-conformance report`: it returns 0 when the matrix has no FAIL, INFRA or deviation (a subset of
+// the manifest's kernels included, which its verdict names as one), 1 otherwise or, with --require-complete, when
+// manifest kernels are absent; 2 when it cannot build the matrix.
 func Main(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("confine-conformance report", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -28,6 +30,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	expFile := fs.String("expect", "conformance/expected.yaml", "the reviewed expectations file")
 	manifest := fs.String("manifest", "", "the kernel manifest (vm/kernels.json); VM kernels' ABIs are checked against it")
 	out := fs.String("out", "reports", "where matrix.json, matrix.html and conformance/<kernel>.junit.xml go")
+	complete := fs.Bool("require-complete", false, "fail unless every kernel of --manifest has a VM result (the gate: merged shards)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -68,7 +71,20 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
+	if msg := m.incomplete(*complete); msg != "" {
+		fmt.Fprintln(stdout, msg)
+		return 1
+	}
 	return 0
+}
+
+// incomplete is the NOT PASSED line of a subset when the run must be complete (--require-complete), else "".
+func (m *Matrix) incomplete(require bool) string {
+	if !require || !m.Subset() {
+		return ""
+	}
+	return fmt.Sprintf("NOT PASSED: --require-complete, and %d of %d kernel entries of the manifest have no result: %s",
+		len(m.Coverage.Absent), m.Coverage.Manifest, strings.Join(m.Coverage.Absent, ", "))
 }
 
 // WriteAll writes matrix.json, matrix.html and conformance/<kernel>.junit.xml under dir and returns their paths.
@@ -134,6 +150,8 @@ func (m *Matrix) cells() (map[[2]string]string, []string) {
 			c = fmt.Sprintf("FAIL(%d)", note("fail: "+r.Reason))
 		case Infra:
 			c = fmt.Sprintf("INFRA(%d)", note("infra: "+r.Reason))
+		case Elsewhere:
+			c = fmt.Sprintf("->(%d)", note("ran in "+r.RanIn))
 		}
 		if r.Deviation != "" {
 			c += "!"
@@ -172,6 +190,92 @@ func (k Column) timing() string {
 	return s
 }
 
+// TimeSplit says where the matrix's time went, summed over its columns: the VMs' time outside the payload
+// (boot, unpacking, power-off), and, in the suite's passes, the race cases' time and the other cases'. The passes
+// of one VM run concurrently, so their sum exceeds the guest's time; "" when no column has timings.
+func (m *Matrix) TimeSplit() string {
+	var vms int
+	var vmSecs, boot, races, cases float64
+	for _, k := range m.Kernels {
+		if k.VM && k.Pass != "nobody" && k.Seconds > 0 {
+			vms++
+			vmSecs += k.Seconds
+			if k.GuestSeconds > 0 {
+				boot += k.Seconds - k.GuestSeconds
+			}
+		}
+	}
+	for _, r := range m.Results {
+		if r.Attempts > 0 {
+			races += r.Seconds
+		} else {
+			cases += r.Seconds
+		}
+	}
+	if vmSecs == 0 && races+cases == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("cases %.0f s, races %.0f s (summed over %d columns)", cases, races, len(m.Kernels))
+	if vms > 0 {
+		s = fmt.Sprintf("%d VMs: %.0f s of VM time, boots %.0f s of it; ", vms, vmSecs, boot) + s
+	}
+	return s
+}
+
+// RacePower returns, per race case (a case that reported attempts), one line: its attempts per column, and its
+// rate and the lowest power over the columns, or that it had no measured rate.
+func (m *Matrix) RacePower() []string {
+	type agg struct {
+		cols             []string
+		minN, maxN       int
+		minPower         float64
+		rated, unrated   int
+		mutant, rateFrom string
+		minRate          float64
+	}
+	var order []string
+	by := map[string]*agg{}
+	for _, r := range m.Results {
+		if r.Attempts == 0 {
+			continue
+		}
+		a := by[r.Case]
+		if a == nil {
+			a = &agg{minN: r.Attempts, minPower: 2, minRate: 2}
+			by[r.Case] = a
+			order = append(order, r.Case)
+		}
+		a.cols = append(a.cols, r.KernelID)
+		a.minN, a.maxN = min(a.minN, r.Attempts), max(a.maxN, r.Attempts)
+		if r.Rate > 0 {
+			a.rated++
+			if r.Power < a.minPower {
+				a.minPower, a.mutant, a.rateFrom = r.Power, r.Mutant, r.RateFrom
+			}
+			a.minRate = min(a.minRate, r.Rate)
+		} else {
+			a.unrated++
+		}
+	}
+	var out []string
+	for _, id := range order {
+		a := by[id]
+		n := fmt.Sprint(a.minN)
+		if a.maxN != a.minN {
+			n = fmt.Sprintf("%d..%d", a.minN, a.maxN)
+		}
+		l := fmt.Sprintf("%-45s %s attempts in %d columns", id, n, len(a.cols))
+		if a.rated > 0 {
+			l += fmt.Sprintf("; power >= %s against %s (lowest where the rate was %.3g: %s)", power.Percent(a.minPower), a.mutant, a.minRate, a.rateFrom)
+		}
+		if a.unrated > 0 {
+			l += fmt.Sprintf("; %d columns without a measured rate (fixed count, power unknown)", a.unrated)
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
 // SlowCases returns the n cases with the most seconds summed over every column, as "case: total s (max s)".
 func (m *Matrix) SlowCases(n int) []string {
 	sum, mx := map[string]float64{}, map[string]float64{}
@@ -195,7 +299,7 @@ func (m *Matrix) SlowCases(n int) []string {
 // the notes, the deviations and the counts.
 func (m *Matrix) Table(w io.Writer) {
 	cells, notes := m.cells()
-	fmt.Fprintln(w, "kernels:")
+	fmt.Fprintln(w, "columns (kernel entry, and the pass as which the suite ran there):")
 	for i, k := range m.Kernels {
 		exp := ""
 		if k.ExpectedABI != nil {
@@ -273,6 +377,15 @@ func (m *Matrix) Table(w io.Writer) {
 		fmt.Fprintln(w, "\ndeviations from the expectations (marked !):")
 		fmt.Fprintln(w, strings.Join(devs, "\n"))
 	}
+	if lines := m.RacePower(); len(lines) > 0 {
+		fmt.Fprintln(w, "\nrace power (attempts per column; power: the probability they had of catching the case's planted bug):")
+		for _, l := range lines {
+			fmt.Fprintln(w, "  "+l)
+		}
+	}
+	if s := m.TimeSplit(); s != "" {
+		fmt.Fprintln(w, "\ntime split: "+s)
+	}
 	fmt.Fprintln(w, "\nslowest cases (seconds summed over the columns):")
 	for _, l := range m.SlowCases(8) {
 		fmt.Fprintln(w, "  "+l)
@@ -280,6 +393,17 @@ func (m *Matrix) Table(w io.Writer) {
 	s := m.Summary
 	fmt.Fprintf(w, "\n%d columns: %d PASS, %d FAIL, %d SKIP, %d EXPECTED-FAIL, %d INFRA, %d deviations; %d VM runs retried after INFRA\n",
 		len(m.Kernels), s.Pass, s.Fail, s.Skip, s.ExpectedFail, s.Infra, s.Deviations, s.Retried)
+	if s.Elsewhere > 0 {
+		fmt.Fprintf(w, "%d cells planned elsewhere (->: the case ran in the column named, which stands for this one; conformance/internal/plan)\n", s.Elsewhere)
+	}
+	if c := m.Coverage; c != nil {
+		fmt.Fprintf(w, "kernel entries: %d of %d in vm/kernels.json ran", len(c.Ran), c.Manifest)
+		if len(c.Absent) > 0 {
+			fmt.Fprintf(w, "; SUBSET: absent %s", strings.Join(c.Absent, ", "))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "verdict: %s\n", m.Verdict())
 }
 
 type junitSuites struct {
@@ -330,6 +454,15 @@ func (m *Matrix) JUnit(kernelID string) ([]byte, error) {
 	s := junitSuite{Name: "confine-conformance " + kernelID, Props: []junitProp{
 		{"kernel", k.Release}, {"pass", k.Pass}, {"arch", k.Arch}, {"landlock", k.Landlock}, {"abi", fmt.Sprint(k.ABI)}, {"confine", k.Confine}}}
 	for _, r := range m.Results {
+		if r.KernelID == kernelID && r.Attempts > 0 {
+			v := fmt.Sprintf("attempts %d, no measured rate: power unknown", r.Attempts)
+			if r.Rate > 0 {
+				v = fmt.Sprintf("attempts %d, rate %.4g (%s, %s), power %s", r.Attempts, r.Rate, r.Mutant, r.RateFrom, power.Percent(r.Power))
+			}
+			s.Props = append(s.Props, junitProp{"race " + r.Case, v})
+		}
+	}
+	for _, r := range m.Results {
 		if r.KernelID != kernelID {
 			continue
 		}
@@ -373,22 +506,24 @@ body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
 table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top}
 th.k{writing-mode:vertical-rl;transform:rotate(180deg);white-space:nowrap;font-weight:normal}
 td.PASS{background:#d7f5d7}td.FAIL{background:#f7b6b6;font-weight:bold}td.SKIP{background:#eee;color:#666}
-td.EXPECTED-FAIL{background:#fde7b0}td.INFRA{background:#c9d7f7;font-weight:bold}td.dev{outline:3px solid #c00}
+td.EXPECTED-FAIL{background:#fde7b0}td.ELSEWHERE{color:#888;font-size:smaller}td.INFRA{background:#c9d7f7;font-weight:bold}td.dev{outline:3px solid #c00}
 .summary span{margin-right:1.5em}.fam{background:#f4f4f4;font-weight:bold}
 </style></head><body>
 <h1>confine conformance matrix</h1>
-<p class="summary"><span>{{len .Kernels}} kernels</span><span>PASS {{.Summary.Pass}}</span><span>FAIL {{.Summary.Fail}}</span>
+<p class="summary"><span>{{len .Kernels}} columns{{if .Coverage}} over {{len .Coverage.Ran}} of {{.Coverage.Manifest}} kernel entries{{end}}</span><span>PASS {{.Summary.Pass}}</span><span>FAIL {{.Summary.Fail}}</span>
 <span>SKIP {{.Summary.Skip}}</span><span>EXPECTED-FAIL {{.Summary.ExpectedFail}}</span><span>INFRA {{.Summary.Infra}}</span><span>retried {{.Summary.Retried}}</span><span>deviations {{.Summary.Deviations}}</span>
-<strong>{{if .OK}}OK{{else}}NOT OK{{end}}</strong></p>
+<strong>{{.Verdict}}</strong></p>
+{{if .Coverage}}{{if .Coverage.Absent}}<p><strong>Subset:</strong> no results for {{range $i, $k := .Coverage.Absent}}{{if $i}}, {{end}}{{$k}}{{end}}. This report is not the gate.</p>{{end}}{{end}}
 <table><tr><th>case</th>{{range .Kernels}}<th class="k" title="{{.Release}} {{.Arch}}">{{.ID}} · ABI {{.ABI}}{{if .Accel}} · {{.Accel}}{{end}}</th>{{end}}</tr>
 {{range .Rows}}{{if .Family}}<tr><td class="fam" colspan="{{$.Cols}}">{{.Family}}</td></tr>{{end}}
 <tr><td>{{.Case}}</td>{{range .Cells}}<td class="{{.Outcome}}{{if .Deviation}} dev{{end}}" title="{{.Title}}">{{.Short}}</td>{{end}}</tr>{{end}}
 </table>
-<h2>Kernels</h2><table><tr><th>id</th><th>release</th><th>arch</th><th>where</th><th>Landlock</th><th>ABI</th><th>expected ABI</th><th>root</th><th>git</th><th>toctou attempts</th><th>VM seconds</th><th>suite seconds</th><th>error</th><th>retries</th></tr>
+<h2>Columns</h2><table><tr><th>column</th><th>release</th><th>arch</th><th>where</th><th>Landlock</th><th>ABI</th><th>expected ABI</th><th>root</th><th>git</th><th>toctou attempts</th><th>VM seconds</th><th>suite seconds</th><th>error</th><th>retries</th></tr>
 {{range .Kernels}}<tr><td>{{.ID}}</td><td>{{.Release}}</td><td>{{.Arch}}</td><td>{{if .VM}}vm {{.Accel}}{{else}}host{{end}}</td><td>{{.Landlock}}</td><td>{{.ABI}}</td>
 <td>{{if .ExpectedABI}}{{.ExpectedABI}}{{end}}</td><td>{{.Root}}</td><td>{{.Git}}</td><td>{{.Attempts}}</td><td>{{printf "%.1f" .Seconds}}</td><td>{{printf "%.1f" .SuiteSeconds}}</td><td>{{.Error}}{{if .Evidence}}<details><summary>watchdog evidence</summary><pre>{{range .Evidence}}{{.}}
 {{end}}</pre></details>{{end}}</td><td>{{range .Retries}}INFRA after {{printf "%.1f" .Seconds}} s: {{.Error}}<br>{{end}}</td></tr>{{end}}
 </table>
+{{if .Races}}<h2>Race power</h2><p>Attempts per column, and the probability they had of catching the case's planted bug (conformance/mutants, rates in conformance/race-rates.json).</p><ul>{{range .Races}}<li><code>{{.}}</code></li>{{end}}</ul>{{end}}
 {{if .Problems}}<h2>Failures and deviations</h2><ul>{{range .Problems}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <p>Hover a cell for its reason. Expectations: conformance/expected.yaml; cases: conformance/CASES.md.</p>
 </body></html>
@@ -419,13 +554,19 @@ func (m *Matrix) HTML(w io.Writer) error {
 				row.Cells = append(row.Cells, htmlCell{Short: "-"})
 				continue
 			}
-			short := map[string]string{expect.Pass: "PASS", expect.Fail: "FAIL", expect.Skip: "SKIP", expect.ExpectedFail: "XFAIL", Infra: "INFRA"}[r.Outcome]
+			short := map[string]string{expect.Pass: "PASS", expect.Fail: "FAIL", expect.Skip: "SKIP", expect.ExpectedFail: "XFAIL", Infra: "INFRA",
+				Elsewhere: "→ " + r.RanIn}[r.Outcome]
 			title := r.Reason
 			if r.Issue != "" {
 				title = "issue: " + r.Issue + "\n" + title
 			}
 			if r.Attempts > 0 {
 				title += fmt.Sprintf("\nattempts: %d", r.Attempts)
+				if r.Rate > 0 {
+					title += fmt.Sprintf(", rate %.3g of %s (%s), power %s", r.Rate, r.Mutant, r.RateFrom, power.Percent(r.Power))
+				} else {
+					title += ", no measured rate: power unknown"
+				}
 			}
 			if r.Deviation != "" {
 				title = "DEVIATION: " + r.Deviation + "\n" + title
@@ -440,6 +581,6 @@ func (m *Matrix) HTML(w io.Writer) error {
 			problems = append(problems, fmt.Sprintf("%s on %s: %s %s", r.Case, r.KernelID, r.Reason, r.Deviation))
 		}
 	}
-	return page.Execute(w, map[string]any{"Kernels": m.Kernels, "Summary": m.Summary, "OK": m.OK(), "Rows": rows,
+	return page.Execute(w, map[string]any{"Kernels": m.Kernels, "Summary": m.Summary, "Verdict": m.Verdict(), "Coverage": m.Coverage, "Races": m.RacePower(), "Rows": rows,
 		"Cols": len(m.Kernels) + 1, "Problems": problems})
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/confine-dev/confine/conformance/internal/events"
 	"github.com/confine-dev/confine/conformance/internal/helper"
 	"github.com/confine-dev/confine/conformance/internal/kabi"
+	"github.com/confine-dev/confine/conformance/internal/power"
 	"github.com/confine-dev/confine/conformance/internal/snapshot"
 )
 
@@ -26,6 +27,11 @@ type Outcome struct {
 	Logs     []string
 	Elapsed  time.Duration
 	Attempts int
+	Wins     int  // with Config.MeasureRaces
+	Measured bool // the case counted Wins
+	// Elsewhere is set when the plan runs the case in another column (Config.Elsewhere): it did not run here.
+	Elsewhere string
+	Plan      *power.Plan // the race case's plan, when it had one
 }
 
 // Runner runs cases and reports each one as events (JSON) or as text.
@@ -46,6 +52,14 @@ func (r *Runner) RunAll(cases []Case, env events.Env) events.Summary {
 		env.Kernel, env.Arch, env.Landlock, env.ABI, env.Root, env.Confine)
 	var sum events.Summary
 	for _, c := range cases {
+		if why, ok := r.Cfg.Elsewhere[c.ID]; ok {
+			o := Outcome{ID: c.ID, Action: events.Skip, Reason: "planned elsewhere: " + why, Elsewhere: why}
+			r.emit(events.Event{Action: events.Skip, Test: c.ID, Family: c.Family(), Reason: o.Reason, Elsewhere: why})
+			r.textf("--- SKIP: %s %s\n", c.ID, o.Reason)
+			r.Outcomes = append(r.Outcomes, o)
+			sum.Skip++
+			continue
+		}
 		o := r.RunOne(c)
 		r.Outcomes = append(r.Outcomes, o)
 		switch o.Action {
@@ -81,7 +95,13 @@ func (r *Runner) RunOne(c Case) Outcome {
 	r.textf("=== RUN   %s\n", c.ID)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	t := &T{cfg: r.Cfg, c: &c, ctx: ctx}
+	cfg := r.Cfg
+	var plan *power.Plan
+	if p, ok := r.Cfg.RacePlans[c.ID]; ok { // this race case's attempts come from its measured win rate
+		cc := *r.Cfg
+		cc.Attempts, cfg, plan = p.Attempts, &cc, &p
+	}
+	t := &T{cfg: cfg, c: &c, ctx: ctx}
 	t.progress.Store(start.UnixNano())
 	var check <-chan time.Time
 	if r.Cfg.CaseTimeout > 0 {
@@ -120,7 +140,8 @@ func (r *Runner) RunOne(c Case) Outcome {
 		}
 	}
 	t.mu.Lock()
-	o := Outcome{ID: c.ID, Logs: append([]string(nil), t.logs...), Elapsed: time.Since(start), Attempts: t.Attempts, Reason: t.reason}
+	o := Outcome{ID: c.ID, Logs: append([]string(nil), t.logs...), Elapsed: time.Since(start), Attempts: t.Attempts, Reason: t.reason,
+		Wins: t.Wins, Measured: t.Measured, Plan: plan}
 	failed, skipped := t.failed, t.skipped
 	t.mu.Unlock()
 	switch {
@@ -134,6 +155,12 @@ func (r *Runner) RunOne(c Case) Outcome {
 	}
 	if o.Attempts > 0 {
 		o.Logs = append(o.Logs, fmt.Sprintf("attempts: %d", o.Attempts))
+		if plan != nil {
+			o.Logs = append(o.Logs, "race plan: "+plan.String())
+		}
+		if o.Measured {
+			o.Logs = append(o.Logs, fmt.Sprintf("race-rate: %d wins of %d attempts", o.Wins, o.Attempts))
+		}
 	}
 	for _, l := range o.Logs {
 		r.emit(events.Event{Action: events.Output, Test: c.ID, Output: "    " + l + "\n"})
@@ -144,8 +171,13 @@ func (r *Runner) RunOne(c Case) Outcome {
 		verdict += " " + o.Reason
 	}
 	r.emit(events.Event{Action: events.Output, Test: c.ID, Output: verdict + "\n"})
-	r.emit(events.Event{Action: o.Action, Test: c.ID, Family: c.Family(), Elapsed: o.Elapsed.Seconds(),
-		Reason: o.Reason, Attempts: o.Attempts})
+	ev := events.Event{Action: o.Action, Test: c.ID, Family: c.Family(), Elapsed: o.Elapsed.Seconds(),
+		Reason: o.Reason, Attempts: o.Attempts, Wins: o.Wins, Measured: o.Measured}
+	if plan != nil && o.Attempts > 0 {
+		// The power of the attempts that ran (fewer than planned when the case stopped early).
+		ev.Rate, ev.Power, ev.Mutant, ev.RateFrom = plan.Rate, power.Power(plan.Rate, o.Attempts), plan.Mutant, plan.Source
+	}
+	r.emit(ev)
 	r.textf("%s\n", verdict)
 	return o
 }

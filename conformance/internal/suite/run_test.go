@@ -70,3 +70,84 @@ func TestCaseBound(t *testing.T) {
 	assert.Contains(t, out.String(), "heartbeat: planted/hung-process running for")
 	assert.Contains(t, out.String(), "heartbeat: planted/hung-code running for")
 }
+
+// A descendant that outlives the command and holds its stdout is named, with its pid and argv, once the grace
+// has passed and the pipe still has a writer.
+func TestOutputHeldBySurvivor(t *testing.T) {
+	if _, err := os.Stat("/bin/sh"); err != nil {
+		t.Skip("skipped: /bin/sh is needed to leave a background process behind")
+	}
+	oldGrace, oldChecks := outputGrace, heldChecks
+	outputGrace, heldChecks = 300*time.Millisecond, 3
+	defer func() { outputGrace, heldChecks = oldGrace, oldChecks }()
+	cfg := &Config{Scratch: t.TempDir(), Timeout: time.Minute}
+	var r *Runner
+	cases := []Case{
+		{ID: "planted/survivor", Run: func(t *T) { t.Unconfined([]string{"/bin/sh", "-c", "sleep 5 & echo started"}, Opts{}) }},
+		{ID: "planted/clean", Run: func(t *T) { t.Unconfined([]string{"/bin/sh", "-c", "echo done"}, Opts{}) }},
+	}
+	r = &Runner{Cfg: cfg, JSON: events.NewWriter(&bytes.Buffer{})}
+	r.RunAll(cases, events.Env{})
+	require.Len(t, r.Outcomes, 2)
+	assert.Equal(t, events.Fail, r.Outcomes[0].Action)
+	assert.Regexp(t, `a process outlived it, holding its stdout and stderr open 300ms after it exited: pid \d+ \(sleep\): sleep 5`, r.Outcomes[0].Reason)
+	assert.Equal(t, events.Pass, r.Outcomes[1].Action, r.Outcomes[1].Reason)
+}
+
+// A reader that has not reached EOF when the grace is over is no survivor when the pipe has no writer left: the
+// verdict waits for it. A guest whose vCPU stalled past the grace looked exactly like this to exec.Cmd's
+// WaitDelay, which then reported "a process outlived it" (issue 27, 7.3-arm64).
+func TestOutputSlowReaderIsNoSurvivor(t *testing.T) {
+	oldGrace := outputGrace
+	outputGrace = 10 * time.Millisecond
+	defer func() { outputGrace = oldGrace }()
+	var pipes [2]*os.File
+	var drained [2]chan struct{}
+	var writers [2]*os.File
+	for i := range pipes {
+		r, w, err := os.Pipe()
+		require.NoError(t, err)
+		defer r.Close()
+		pipes[i], writers[i], drained[i] = r, w, make(chan struct{})
+	}
+	_, err := writers[0].WriteString("output the reader has not read yet\n")
+	require.NoError(t, err)
+	writers[0].Close()
+	writers[1].Close()
+	close(drained[1])
+	go func() { // the reader gets to run only well after the grace
+		time.Sleep(500 * time.Millisecond)
+		var b bytes.Buffer
+		b.ReadFrom(pipes[0])
+		close(drained[0])
+	}()
+	start := time.Now()
+	assert.Equal(t, "", awaitOutput(pipes, drained))
+	assert.GreaterOrEqual(t, time.Since(start), 400*time.Millisecond, "it waited for the reader")
+
+	// With the writer still open (here, by this process, which pipeHolders leaves out), the pipe is held.
+	heldChecks = 2
+	defer func() { heldChecks = 10 }()
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer w.Close()
+	done := make(chan struct{})
+	go func() { defer close(done); var b bytes.Buffer; b.ReadFrom(r) }()
+	closed := make(chan struct{})
+	close(closed)
+	msg := awaitOutput([2]*os.File{r, r}, [2]chan struct{}{done, closed})
+	assert.Contains(t, msg, "stdout open 10ms after it exited: no process this uid")
+}
+
+// A case the plan runs elsewhere is not run: its outcome is a skip that says where, and its code never starts.
+func TestPlannedElsewhere(t *testing.T) {
+	ran := false
+	cfg := &Config{Scratch: t.TempDir(), Timeout: time.Minute, Elsewhere: map[string]string{"planned/away": "ran in 6.1-amd64: the same arch"}}
+	var out bytes.Buffer
+	r := &Runner{Cfg: cfg, JSON: events.NewWriter(&out)}
+	sum := r.RunAll([]Case{{ID: "planned/away", Run: func(t *T) { ran = true }}, {ID: "planned/here", Run: func(t *T) {}}}, events.Env{})
+	assert.False(t, ran)
+	assert.Equal(t, events.Summary{Pass: 1, Skip: 1}, sum)
+	assert.Equal(t, "ran in 6.1-amd64: the same arch", r.Outcomes[0].Elsewhere)
+	assert.Contains(t, out.String(), `"Elsewhere":"ran in 6.1-amd64: the same arch"`)
+}

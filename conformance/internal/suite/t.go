@@ -11,27 +11,40 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/confine-dev/confine/conformance/internal/helper"
 	"github.com/confine-dev/confine/conformance/internal/kabi"
+	"github.com/confine-dev/confine/conformance/internal/power"
 )
 
 // Config is what every case sees of the run.
 type Config struct {
-	Confine     string        // absolute path of the confine binary under test
-	Self        string        // absolute path of this binary, re-executed as the helper
-	Scratch     string        // a directory outside /tmp (which confine always allows), symlink-free
-	Landlock    kabi.Status   // the kernel's own Landlock answer
-	ExpectedABI *int          // VM_EXPECTED_ABI, when set
-	InVM        bool          // VM_KERNEL_ID is set: running as the vm runner's guest payload
-	Destructive bool          // allowed to attempt changes that, on failure, would damage the machine (/dev/null)
-	Attempts    int           // toctou attempts per case
-	Timeout     time.Duration // bound of each confine invocation
+	Confine     string      // absolute path of the confine binary under test
+	Self        string      // absolute path of this binary, re-executed as the helper
+	Scratch     string      // a directory outside /tmp (which confine always allows), symlink-free
+	Landlock    kabi.Status // the kernel's own Landlock answer
+	ExpectedABI *int        // VM_EXPECTED_ABI, when set
+	InVM        bool        // VM_KERNEL_ID is set: running as the vm runner's guest payload
+	Destructive bool        // allowed to attempt changes that, on failure, would damage the machine (/dev/null)
+	Attempts    int         // toctou attempts per race case without a plan in RacePlans
+	// RacePlans gives race cases their attempt count from a measured win rate (internal/power), in place of
+	// Attempts; the plan's rate and power go in the case's event.
+	RacePlans map[string]power.Plan
+	// MeasureRaces makes a race case count the attempts in which a write landed outside (a planted bug's wins,
+	// for `make conformance-mutants`) over all its attempts, instead of stopping at the first.
+	MeasureRaces bool
+	// Elsewhere lists the cases the matrix's plan runs in another column than this one, each with where and why
+	// (internal/plan): they are not run here.
+	Elsewhere map[string]string
+	Timeout   time.Duration // bound of each confine invocation
 	// CaseTimeout bounds how long a case may go without progress, i.e. without any command it ran finishing (0:
 	// no bound): then every command it started is killed and the case ends as FAIL with the reason; the runner
 	// goes on with the next case.
@@ -80,7 +93,9 @@ type T struct {
 	skipped        bool
 	reason         string
 	logs           []string
-	Attempts       int // set by race cases, reported in the event
+	Attempts       int  // set by race cases, reported in the event
+	Wins           int  // with Config.MeasureRaces: attempts in which a write landed outside
+	Measured       bool // the case counted Wins (race does; a case that cannot leaves it false)
 }
 
 // Cfg returns the run's configuration.
@@ -260,18 +275,40 @@ func (t *T) exec(path string, args []string, o Opts, rp, wp *os.File) Run {
 	if cmd.Env != nil {
 		cmd.Env = append(append([]string(nil), cmd.Env...), t.cfg.Env...)
 	}
-	// Once the process has exited, its stdout and stderr must reach EOF soon: a descendant that still holds them
-	// outlived confine (e.g. a command that survived SIGKILL to confine). Wait then returns ErrWaitDelay.
-	cmd.WaitDelay = 5 * time.Second
+	// stdin is copied in by exec's goroutine, which ends once o.Stdin is written (at once: it is small) or the
+	// reading end is gone; WaitDelay bounds it where a survivor holds stdin unread.
 	cmd.Stdin = strings.NewReader(o.Stdin)
+	cmd.WaitDelay = outputGrace
+	// stdout and stderr are our own pipes, read by our own goroutines, so that once the process has exited the
+	// case can judge by the pipes themselves whether a descendant still holds them (awaitOutput), rather than by
+	// a timer alone (exec.Cmd's WaitDelay), which a guest that stalls for seconds under TCG trips with no process
+	// left (issue 27).
 	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var pipes [2]*os.File
+	var drained [2]chan struct{}
+	for i, buf := range []*bytes.Buffer{&stdout, &stderr} {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatalf("pipe: %v", err)
+		}
+		defer r.Close()
+		defer w.Close()
+		pipes[i], drained[i] = r, make(chan struct{})
+		go func(done chan struct{}) { defer close(done); buf.ReadFrom(r) }(drained[i])
+		if i == 0 {
+			cmd.Stdout = w
+		} else {
+			cmd.Stderr = w
+		}
+	}
 	if wp != nil {
 		cmd.ExtraFiles = []*os.File{wp}
 	}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", path, err)
 	}
+	cmd.Stdout.(*os.File).Close() // the child has its copies: EOF comes when the last holder closes them
+	cmd.Stderr.(*os.File).Close()
 	var report []byte
 	done := make(chan struct{})
 	if rp != nil {
@@ -290,6 +327,7 @@ func (t *T) exec(path string, args []string, o Opts, rp, wp *os.File) Run {
 		o.Started(cmd.Process.Pid)
 	}
 	err := cmd.Wait()
+	held := awaitOutput(pipes, drained)
 	<-done
 	t.progress.Store(time.Now().UnixNano())
 	t.done.Add(1)
@@ -301,9 +339,12 @@ func (t *T) exec(path string, args []string, o Opts, rp, wp *os.File) Run {
 	}
 	r := Run{Stdout: stdout.String(), Stderr: stderr.String(), ReportRaw: string(report), Pid: cmd.Process.Pid}
 	var ee *exec.ExitError
+	if held != "" {
+		t.Errorf("%s %s: a process outlived it, holding its %s", filepath.Base(path), strings.Join(args, " "), held)
+	}
 	switch {
 	case errors.Is(err, exec.ErrWaitDelay):
-		t.Errorf("%s %s: a process outlived it, holding its stdout/stderr open", filepath.Base(path), strings.Join(args, " "))
+		t.Errorf("%s %s: a process outlived it, holding its stdin open unread %s after it exited", filepath.Base(path), strings.Join(args, " "), outputGrace)
 	case err != nil && !errors.As(err, &ee):
 		t.Fatalf("wait %s: %v", path, err)
 	}
@@ -321,6 +362,131 @@ func (t *T) exec(path string, args []string, o Opts, rp, wp *os.File) Run {
 		}
 	}
 	return r
+}
+
+// outputGrace is how long the stdout and stderr of a process that has exited may stay open before awaitOutput looks
+// for a process holding them; heldChecks is how many looks in a row, outputGrace/50 apart, must find one held.
+var (
+	outputGrace = 5 * time.Second
+	heldChecks  = 10
+)
+
+// awaitOutput waits until the readers of a process's stdout and stderr (pipes, read into drained) have reached
+// EOF, once the process has exited. It returns "" then, or, when a descendant still holds a pipe's write end,
+// which of them it holds and who holds it (pids and names from /proc, where this uid can see them), after
+// closing the read ends (a holder's next write gets EPIPE).
+//
+// The clock alone does not decide: past outputGrace a pipe counts as held only while poll(2) gives its read end no
+// POLLHUP (the kernel's word that no writer is left) at heldChecks looks in a row. A guest whose vCPU stalled for
+// seconds (TCG on a loaded host) lets a timer expire before a reader could run, which is no survivor; a
+// reader that is merely slow is waited for.
+func awaitOutput(pipes [2]*os.File, drained [2]chan struct{}) string {
+	names := [2]string{"stdout", "stderr"}
+	deadline := time.Now().Add(outputGrace)
+	tick := time.NewTicker(max(outputGrace/50, time.Millisecond))
+	defer tick.Stop()
+	held := 0
+	for {
+		open := []int{}
+		for i, d := range drained {
+			select {
+			case <-d:
+			default:
+				open = append(open, i)
+			}
+		}
+		if len(open) == 0 {
+			return ""
+		}
+		select {
+		case <-drained[open[0]]:
+			continue
+		case <-tick.C:
+		}
+		if time.Now().Before(deadline) {
+			continue
+		}
+		var still []int
+		for _, i := range open {
+			if !hungUp(pipes[i]) {
+				still = append(still, i)
+			}
+		}
+		if len(still) == 0 { // no writer is left: the readers will reach EOF, however slow they are
+			for _, i := range open {
+				<-drained[i]
+			}
+			return ""
+		}
+		if held++; held < heldChecks {
+			continue
+		}
+		var what []string
+		for _, i := range still {
+			what = append(what, names[i])
+		}
+		who := pipeHolders(pipes[still[0]])
+		for _, p := range pipes {
+			p.Close()
+		}
+		for _, d := range drained {
+			<-d
+		}
+		return fmt.Sprintf("%s open %s after it exited: %s", strings.Join(what, " and "), outputGrace, who)
+	}
+}
+
+// hungUp reports whether the read end r of a pipe has no writer left (POLLHUP).
+func hungUp(r *os.File) bool {
+	rc, err := r.SyscallConn()
+	if err != nil {
+		return false
+	}
+	hup := false
+	rc.Control(func(fd uintptr) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		if n, err := unix.Poll(fds, 0); err == nil && n == 1 {
+			hup = fds[0].Revents&unix.POLLHUP != 0
+		}
+	})
+	return hup
+}
+
+// pipeHolders names the processes other than this one with a descriptor on r's pipe, as "pid N (comm): argv",
+// from /proc/*/fd (those this uid may read), or says that none could be seen.
+func pipeHolders(r *os.File) string {
+	var st unix.Stat_t
+	rc, err := r.SyscallConn()
+	if err == nil {
+		rc.Control(func(fd uintptr) { err = unix.Fstat(int(fd), &st) })
+	}
+	if err != nil {
+		return "fstat: " + err.Error()
+	}
+	want := fmt.Sprintf("pipe:[%d]", st.Ino)
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	var out []string
+	self := os.Getpid()
+	for _, p := range procs {
+		pid, _ := strconv.Atoi(filepath.Base(p))
+		if pid == self {
+			continue
+		}
+		fds, _ := os.ReadDir(p + "/fd")
+		for _, fd := range fds {
+			if l, _ := os.Readlink(p + "/fd/" + fd.Name()); l == want {
+				comm, _ := os.ReadFile(p + "/comm")
+				argv, _ := os.ReadFile(p + "/cmdline")
+				out = append(out, fmt.Sprintf("pid %d (%s): %s", pid, strings.TrimSpace(string(comm)),
+					strings.Join(strings.Split(strings.TrimRight(string(argv), "\x00"), "\x00"), " ")))
+				break
+			}
+		}
+	}
+	if len(out) == 0 {
+		return fmt.Sprintf("no process this uid (%d) can see in /proc holds %s", os.Getuid(), want)
+	}
+	return strings.Join(out, "; ")
 }
 
 // HelperArgv is the argv that re-executes this binary as the helper performing ops.

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -30,7 +32,7 @@ func (r *releaseFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&r.dist, "dist", "dist/bin", "Bazel's artifacts: `DIR`/<platform>/confine (make build)")
 	fs.StringVar(&r.version, "version", "", "the release version stamped in confine (git describe --tags --always --dirty)")
 	fs.StringVar(&r.commit, "commit", "", "the released git commit; the version must name it")
-	fs.StringVar(&r.report, "report", "", "the gated conformance report (reports/matrix.json); its sha256 goes in every manifest")
+	fs.StringVar(&r.report, "report", "", "the conformance report (reports/matrix.json): gated first, its sha256 goes in every manifest only if the gate passes it")
 }
 
 func (r *releaseFlags) platforms() ([]platforms.Platform, error) { return platforms.Load(r.table) }
@@ -43,16 +45,31 @@ func (r *releaseFlags) release() verify.Release {
 	return verify.Release{Version: r.version, Commit: r.commit}
 }
 
-// source is the pack.Source of these flags; it hashes the report when one is given.
-func (r *releaseFlags) source(ps []platforms.Platform) (pack.Source, error) {
-	src := pack.Source{Platforms: ps, Binary: r.binary, Version: r.version, Commit: r.commit}
-	if r.report != "" {
-		sum, _, err := pack.SHA256(r.report)
-		if err != nil {
-			return src, fmt.Errorf("conformance report: %w", err)
-		}
-		src.ReportSHA256 = sum
+// source is the pack.Source of these flags, recording no conformance report: a report goes in only
+// through gatedSource, once the gate has passed it.
+func (r *releaseFlags) source(ps []platforms.Platform) pack.Source {
+	return pack.Source{Platforms: ps, Binary: r.binary, Version: r.version, Commit: r.commit}
+}
+
+// gatedSource is the pack.Source of these flags; with --report it first gates the report (as `gate`
+// does, quietly) and records its sha256 only when the gate passes it. A report the gate fails is
+// refused with one line (wrapping errChecksFailed: exit 1) that says how to list the problems, so no
+// layout ever names a report it was not gated on.
+func gatedSource(rf *releaseFlags, g gateFlags, ps []platforms.Platform) (pack.Source, error) {
+	src := rf.source(ps)
+	if rf.report == "" {
+		return src, nil
 	}
+	digest, err := runGateWith(io.Discard, rf, g, ps)
+	var ge gateError
+	if errors.As(err, &ge) {
+		return src, fmt.Errorf("refusing --report %s: the conformance gate finds %d problems in it (`confine-release gate --report %s` lists them), "+
+			"and a manifest records only a report the gate passes: %w", rf.report, ge.problems, rf.report, errChecksFailed)
+	}
+	if err != nil {
+		return src, fmt.Errorf("gating --report %s: %w", rf.report, err)
+	}
+	src.ReportSHA256 = digest
 	return src, nil
 }
 
@@ -68,13 +85,18 @@ func verifyOne(w io.Writer, path string, p platforms.Platform, rel verify.Releas
 func runVerify(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	var rf releaseFlags
+	var af attestFlags
 	rf.register(fs)
+	af.register(fs)
 	fs.Usage = func() {}
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if err := required(fs, "version"); err != nil {
 		return err
+	}
+	if af.signature == "" && (af.key != "" || af.checksums != "") {
+		return usagef("--key and --checksums need --signature")
 	}
 	ps, err := rf.platforms()
 	if err != nil {
@@ -102,14 +124,27 @@ func runVerify(args []string, stdout io.Writer) error {
 			items = append(items, item{p, rf.binary(p.Name)})
 		}
 	}
+	var sc signatureCheck
+	if af.signature != "" {
+		sc = checkSignature(af)
+	}
 	ok := true
 	for _, it := range items {
 		ok = verifyOne(stdout, it.path, it.p, rf.release()) && ok
+		ok = printResults(stdout, it.p.Name, attestResults(af, &sc, it.p.Name, it.path, rf.commit)) && ok
 	}
 	if !ok {
 		return errChecksFailed
 	}
 	return nil
+}
+
+// printResults prints one line per result, prefixed with the platform, and reports whether all passed.
+func printResults(w io.Writer, platform string, rs []verify.Result) bool {
+	for _, r := range rs {
+		fmt.Fprintf(w, "%-11s %s\n", platform, r)
+	}
+	return !verify.Failed(rs)
 }
 
 func runSections(args []string, stdout io.Writer) error {
@@ -160,7 +195,9 @@ func compare(a, b string) (bool, string, error) {
 func runPackage(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("package", flag.ContinueOnError)
 	var rf releaseFlags
+	var g gateFlags
 	rf.register(fs)
+	g.register(fs)
 	target := fs.String("target", "", "the VS Code target: "+strings.Join(pack.Targets(), "|"))
 	out := fs.String("out", "", "the layout `DIR` to (re)create")
 	if err := parse(fs, args); err != nil {
@@ -177,7 +214,7 @@ func runPackage(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	src, err := rf.source(ps)
+	src, err := gatedSource(&rf, g, ps)
 	if err != nil {
 		return err
 	}
@@ -246,7 +283,9 @@ func runOCI(args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		d, err := oci.Push(ref, idx)
+		// Credentials as docker and crane find them ($DOCKER_CONFIG/config.json, e.g. after `docker login`);
+		// none is anonymous, as a loopback registry wants.
+		d, err := oci.Push(ref, idx, remote.WithAuthFromKeychain(authn.DefaultKeychain))
 		if err != nil {
 			return err
 		}
@@ -269,7 +308,7 @@ func runOCI(args []string, stdout io.Writer) error {
 		if err != nil {
 			return usagef("%v", err)
 		}
-		if idx, err = remote.Index(ref); err != nil {
+		if idx, err = remote.Index(ref, remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
 			return fmt.Errorf("oci: %w", err)
 		}
 	case *layoutDir != "":
@@ -294,7 +333,9 @@ func runOCI(args []string, stdout io.Writer) error {
 func runNPM(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("npm", flag.ContinueOnError)
 	var rf releaseFlags
+	var g gateFlags
 	rf.register(fs)
+	g.register(fs)
 	out := fs.String("out", "", "the `DIR` to write the package folders into")
 	root := fs.String("root", "release/npm/confine", "the root package's source folder")
 	if err := parse(fs, args); err != nil {
@@ -307,7 +348,7 @@ func runNPM(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	src, err := rf.source(ps)
+	src, err := gatedSource(&rf, g, ps)
 	if err != nil {
 		return err
 	}
@@ -359,14 +400,16 @@ func (g *gateFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.cases, "cases", "conformance/CASES.md", "the case catalogue every kernel must cover")
 }
 
-// runGateWith gates rf.report against g and the launchers of ps; it prints one line per problem and returns errChecksFailed when any.
-func runGateWith(w io.Writer, rf *releaseFlags, g gateFlags, ps []platforms.Platform) error {
+// runGateWith gates rf.report against g and the launchers of ps. It prints one line per problem to w
+// and returns the report's sha256 when the gate passes it; an error wrapping errChecksFailed (problems)
+// or another error (an input or a launcher that cannot be read).
+func runGateWith(w io.Writer, rf *releaseFlags, g gateFlags, ps []platforms.Platform) (string, error) {
 	released := map[string]string{}
 	for _, p := range ps {
 		if !p.WSL2 {
 			sum, _, err := pack.SHA256(rf.binary(p.Name))
 			if err != nil {
-				return err
+				return "", fmt.Errorf("the released %s launcher: %w", p.Name, err)
 			}
 			released[p.GOARCH] = sum
 		}
@@ -374,17 +417,29 @@ func runGateWith(w io.Writer, rf *releaseFlags, g gateFlags, ps []platforms.Plat
 	problems, digest, err := gate.Check(gate.Inputs{Matrix: rf.report, Expected: g.expect, Kernels: g.kernels,
 		Cases: g.cases, Released: released})
 	if err != nil {
-		return err
+		return "", err
 	}
 	for _, p := range problems {
 		fmt.Fprintln(w, p)
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("gate: %d problems in %s (sha256 %s): %w", len(problems), rf.report, digest, errChecksFailed)
+		return "", gateError{problems: len(problems), report: rf.report, digest: digest}
 	}
 	fmt.Fprintf(w, "ok   %s (sha256 %s): every kernel and case as expected, run with the released launchers\n", rf.report, digest)
-	return nil
+	return digest, nil
 }
+
+// gateError is a report the gate failed; it wraps errChecksFailed (exit 1).
+type gateError struct {
+	problems       int
+	report, digest string
+}
+
+func (e gateError) Error() string {
+	return fmt.Sprintf("gate: %d problems in %s (sha256 %s): %v", e.problems, e.report, e.digest, errChecksFailed)
+}
+
+func (e gateError) Unwrap() error { return errChecksFailed }
 
 func runGate(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("gate", flag.ContinueOnError)
@@ -402,5 +457,6 @@ func runGate(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return runGateWith(stdout, &rf, g, ps)
+	_, err = runGateWith(stdout, &rf, g, ps)
+	return err
 }

@@ -5,6 +5,7 @@
 //	confine-release package  lay out one VS Code target (vsce package --target) with manifest.json
 //	confine-release npm      build the npm platform packages and the root package
 //	confine-release oci      push the multi-arch index to a registry and an OCI layout, or pull a child
+//	confine-release provenance  write each launcher's in-toto SLSA provenance statement and checksums.txt
 //	confine-release release  all of it against a loopback registry, then the artifact table
 //
 // Exit status: 0 success; 1 a check failed (verify, sections, the release's checks); 2 bad usage;
@@ -54,6 +55,7 @@ func commands() []command {
 		{"npm", "build the npm platform packages and the root package (npm pack-able folders)", runNPM},
 		{"oci", "push the multi-arch index (push) or extract one child (pull)", runOCI},
 		{"goreleaser-check", "prove goreleaser's snapshot (artifacts.json) holds Bazel's launchers, SBOMs and checksums", runGoreleaserCheck},
+		{"provenance", "write each launcher's in-toto SLSA provenance and checksums.txt (signed with --signing-key)", runProvenance},
 		{"gate", "fail unless reports/matrix.json is as expected on every kernel, with the released launchers", runGate},
 		{"release", "verify, package, push to a loopback registry, pull back, verify, print the table", runRelease},
 	}
@@ -67,7 +69,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	usage := func() {
 		fmt.Fprintln(stderr, "usage: confine-release <command> [flags]; commands:")
 		for _, c := range commands() {
-			fmt.Fprintf(stderr, "  %-9s %s\n", c.name, c.summary)
+			fmt.Fprintf(stderr, "  %-16s %s\n", c.name, c.summary)
 		}
 	}
 	if len(args) == 0 {

@@ -14,6 +14,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
+	"github.com/confine-dev/confine/release/attest"
 	"github.com/confine-dev/confine/release/elfcheck"
 	"github.com/confine-dev/confine/release/oci"
 	"github.com/confine-dev/confine/release/pack"
@@ -33,6 +34,7 @@ type row struct {
 type pipeline struct {
 	rf      releaseFlags
 	gf      gateFlags
+	sf      signFlags
 	repro   string // a second clean build's dist dir, "" for none
 	out     string
 	regBin  string
@@ -42,7 +44,9 @@ type pipeline struct {
 	ps      []platforms.Platform
 	rows    map[string]*row
 	srv     *registry.Server // the loopback registry, once started
-	w       io.Writer
+	// reportSHA256 is the sha256 of --report once the gate stage passed it, "" before or without one.
+	reportSHA256 string
+	w            io.Writer
 }
 
 // stage is one step of the release, run in order; the first error stops the release.
@@ -58,6 +62,8 @@ var stages = []stage{
 	{"packaging each VS Code target and the npm packages", (*pipeline).pack},
 	{"pushing the OCI index to a loopback registry and a layout", (*pipeline).push},
 	{"pulling each child back by platform and verifying it", (*pipeline).pull},
+	{"writing each launcher's provenance and signing the checksums", (*pipeline).attest},
+	{"verifying the provenance and the signature", (*pipeline).verifyAttestations},
 }
 
 func runRelease(args []string, stdout io.Writer) error {
@@ -65,6 +71,7 @@ func runRelease(args []string, stdout io.Writer) error {
 	p := &pipeline{w: stdout, rows: map[string]*row{}}
 	p.rf.register(fs)
 	p.gf.register(fs)
+	p.sf.register(fs)
 	fs.StringVar(&p.repro, "repro", "", "a second clean build's artifacts (`DIR`/<platform>/confine) to compare byte for byte")
 	fs.StringVar(&p.out, "out", "out/release", "where the layouts, the OCI layout and the registry's storage go (`DIR`, recreated)")
 	fs.StringVar(&p.npmRoot, "npm-root", "release/npm/confine", "the npm root package's source folder")
@@ -73,7 +80,7 @@ func runRelease(args []string, stdout io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if err := required(fs, "version"); err != nil {
+	if err := required(fs, "version", "source-commit"); err != nil {
 		return err
 	}
 	var err error
@@ -176,14 +183,15 @@ func (p *pipeline) gate() error {
 		fmt.Fprintln(p.w, "   skipped: no --report (run `make matrix` for reports/matrix.json); the manifests say not gated")
 		return nil
 	}
-	return runGateWith(p.w, &p.rf, p.gf, p.ps)
+	var err error
+	p.reportSHA256, err = runGateWith(p.w, &p.rf, p.gf, p.ps)
+	return err
 }
 
 func (p *pipeline) pack() error {
-	src, err := p.rf.source(p.ps)
-	if err != nil {
-		return err
-	}
+	// The report's sha256 comes from the gate stage, which passed it (or there was no --report).
+	src := p.rf.source(p.ps)
+	src.ReportSHA256 = p.reportSHA256
 	if src.ReportSHA256 == "" {
 		fmt.Fprintln(p.w, "   NOT GATED: no --report; the manifests record no conformance report (not a release)")
 	}
@@ -311,4 +319,26 @@ func sizeTable(ps []platforms.Platform, rows map[string]*row, last platforms.Siz
 	}
 	tw.Flush()
 	return b.String()
+}
+
+func (p *pipeline) attest() error {
+	return writeAttestations(p.w, p.out, &p.rf, &p.sf, p.ps, p.reportSHA256, true)
+}
+
+// verifyAttestations runs what `verify --provenance --signature` runs on what attest wrote.
+func (p *pipeline) verifyAttestations() error {
+	af := attestFlags{provenance: filepath.Join(p.out, "provenance"), signature: filepath.Join(p.out, attest.SignatureFile)}
+	sc := checkSignature(af)
+	ok := true
+	for _, pl := range p.ps {
+		rs := attestResults(af, &sc, pl.Name, p.rf.binary(pl.Name), p.sf.sourceCommit)
+		for _, r := range rs {
+			fmt.Fprintf(p.w, "   %-11s %s\n", pl.Name, r)
+		}
+		ok = ok && !verify.Failed(rs)
+	}
+	if !ok {
+		return fmt.Errorf("provenance and signature: %w", errChecksFailed)
+	}
+	return nil
 }

@@ -86,9 +86,12 @@ function resolve(options = {}) {
   try {
     manifest = require.resolve(`${pkg}/manifest.json`, options.paths ? { paths: options.paths } : undefined);
   } catch {
+    // Not "npm install <pkg>": until a release is published there is nothing by that name to install.
     throw new ConfineError('ENOPKG',
       `confine: the platform package ${pkg} is not installed, so there is no launcher for linux/${h.arch}; ` +
-      `install it (npm install ${pkg}) rather than running commands unconfined`);
+      `install it at the version of @confine-dev/confine (from a clone of confine: \`make release\`, then ` +
+      `\`npm pack out/release/npm/confine-linux-${h.arch}\` and npm install the .tgz it writes), or pass ` +
+      `options.confinePath (a launcher built by \`make confine\`), rather than running commands unconfined`);
   }
   const dir = path.dirname(manifest);
   const file = path.join(dir, 'bin', h.wsl ? 'confine-wsl2' : 'confine');

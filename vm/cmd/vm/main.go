@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -46,7 +47,7 @@ func main() {
 
 const usage = `usage:
   vm run [flags] --payload DIR -- GUEST-CMD [ARGS...]   boot kernels, run GUEST-CMD in each
-  vm fetch [--kernels IDS] [--arch ARCHES]               fetch kernels into the cache
+  vm fetch [--kernels IDS] [--arch ARCHES] [--module M]  fetch kernels (or module M.ko of each) into the cache
   vm kernels                                             list the kernel manifest
   vm kernel import-deb|import-file|pull ...              kernels as OCI images (vm/KERNEL-IMAGE.md)
 run 'vm run -h' for its flags; 'vm kernel' for the image subcommands`
@@ -324,7 +325,14 @@ func fetchCmd(m *vm.Manifest, args []string, stdout, stderr io.Writer) int {
 	kernels := fs.String("kernels", "", "comma-separated kernel ids (default: all)")
 	arches := fs.String("arch", "", "comma-separated arches (default: both)")
 	cache := fs.String("cache", fetch.DefaultRoot(), "cache root")
+	module := fs.String("module", "", "fetch this kernel module (e.g. binfmt_misc: */kernel/**/binfmt_misc.ko[.xz|.zst]) "+
+		"of each kernel instead of the kernel; prints ID, ARCH, SHA256, PATH and the package MEMBER (which names "+
+		"the release and the compression), or ID, ARCH and \"built-in\" where the package holds no such module")
 	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if *module != "" && !moduleName.MatchString(*module) {
+		fmt.Fprintf(stderr, "vm fetch: --module %q: want a module name like binfmt_misc\n", *module)
 		return exitUsage
 	}
 	ks, err := m.Select(list(*kernels), list(*arches))
@@ -332,8 +340,25 @@ func fetchCmd(m *vm.Manifest, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "vm fetch: %v\n", err)
 		return exitUsage
 	}
+	// The cache writes its private apt configuration (and runs apt-get update) on its first download, whatever
+	// asks first: a module fetch on a fresh machine works before any `vm run` (issue 27).
 	c := cacheFor(m, *cache, stderr)
 	for _, k := range ks {
+		if *module != "" {
+			// The kernel comes out of the same download, for the vm run that follows.
+			mw := runner.ModuleWant(*module)
+			ex, err := c.ExtractAlso(context.Background(), k.Package, k.Version, k.Arch, mw.File, mw.Match, runner.KernelWant())
+			switch {
+			case errors.Is(err, fetch.ErrNoMember):
+				fmt.Fprintf(stdout, "%s\t%s\tbuilt-in\n", k.ID, k.Arch)
+				continue
+			case err != nil:
+				fmt.Fprintf(stderr, "vm fetch: kernel %s: module %s: %v\n", k.ID, *module, err)
+				return exitSetup
+			}
+			fmt.Fprintf(stdout, "%s\t%s\t%s\t%s\t%s\n", k.ID, k.Arch, ex.SHA256, ex.Path, ex.Member)
+			continue
+		}
 		ex, err := runner.FetchKernel(context.Background(), c, k)
 		if err != nil {
 			fmt.Fprintf(stderr, "vm fetch: %v\n", err)
@@ -343,6 +368,8 @@ func fetchCmd(m *vm.Manifest, args []string, stdout, stderr io.Writer) int {
 	}
 	return 0
 }
+
+var moduleName = regexp.MustCompile(`^[a-z0-9_-]+$`)
 
 func kernelsCmd(m *vm.Manifest, stdout io.Writer) int {
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)

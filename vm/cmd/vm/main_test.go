@@ -2,12 +2,17 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/confine-dev/confine/vm/internal/runner"
 )
 
 func runCLI(args ...string) (int, string, string) {
@@ -113,4 +118,100 @@ func TestImportFilePullRun(t *testing.T) {
 	code, _, stderr = runCLI("run", "--kernels", "oci-layout:"+filepath.Join(dir, "nope"), "--cache", cache, "--payload", "p", "--", "/x")
 	assert.Equal(t, exitSetup, code)
 	assert.Contains(t, stderr, "no OCI layout at")
+}
+
+// moduleDeb makes a .deb holding member (relative, e.g. lib/modules/REL/kernel/fs/binfmt_misc.ko.xz), or only a
+// vmlinuz when member is "".
+func moduleDeb(t *testing.T, member string) string {
+	if _, err := exec.LookPath("dpkg-deb"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("dpkg-deb not found; make vm-deps installs it")
+		}
+		t.Skip("skipped: dpkg-deb not found (make vm-deps installs it)")
+	}
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "DEBIAN"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "DEBIAN", "control"), []byte(
+		"Package: linux-image-test\nVersion: 1.0\nArchitecture: amd64\nMaintainer: t <t@example.org>\nDescription: test\n"), 0o644))
+	files := map[string]string{"boot/vmlinuz-1.0-test": "KERNEL"}
+	if member != "" {
+		files[member] = "MODULE"
+	}
+	for f, content := range files {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, f)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, f), []byte(content), 0o644))
+	}
+	deb := filepath.Join(t.TempDir(), "linux-image-test_1.0_amd64.deb")
+	out, err := exec.Command("dpkg-deb", "--root-owner-group", "-Zxz", "--build", root, deb).CombinedOutput()
+	require.NoError(t, err, string(out))
+	return deb
+}
+
+// The payload's binfmt_misc modules are fetched on a fresh machine, before any `vm run` has written the private
+// apt configuration (issue 27: the old script passed CACHE/apt/sources.list to apt-get before anything had
+// written it, and every module was "not fetchable"). The fake apt-get fails a download, as the real one does,
+// unless the sources.list it is given exists and an update ran.
+func TestFetchModuleOnAFreshCache(t *testing.T) {
+	debs := map[string]string{
+		"6.1":  moduleDeb(t, "lib/modules/6.1.0-57-amd64/kernel/fs/binfmt_misc.ko.xz"),
+		"6.19": moduleDeb(t, ""), // built in from 6.19 on: no module in the package
+	}
+	bin := t.TempDir()
+	script := fmt.Sprintf(`#!/bin/bash
+src= lists=
+for a in "$@"; do case $a in Dir::Etc::sourcelist=*) src=${a#*=};; Dir::State::Lists=*) lists=${a#*=};; esac; done
+case " $* " in
+*" update "*) [ -s "$src" ] || { echo "E: no sources in $src" >&2; exit 100; }; touch "$lists/updated-by-fake"; exit 0;;
+*" download "*)
+  [ -s "$src" ] && [ -e "$lists/updated-by-fake" ] || { echo "E: Unable to locate package (no lists: $src)" >&2; exit 100; }
+  echo download >> %[1]q/downloads
+  case " $* " in *linux-binary-6.19*) cp %[2]q . ;; *) cp %[3]q . ;; esac; exit 0;;
+esac
+exit 1
+`, bin, debs["6.19"], debs["6.1"])
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "apt-get"), []byte(script), 0o755))
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	cache := filepath.Join(t.TempDir(), "fresh") // does not exist yet: nothing has run here
+
+	code, out, stderr := runCLI("fetch", "--module", "binfmt_misc", "--kernels", "6.1-amd64,6.19-amd64", "--cache", cache)
+	require.Equal(t, 0, code, stderr)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 2, out)
+	f := strings.Split(lines[0], "\t")
+	require.Len(t, f, 5, lines[0])
+	assert.Equal(t, []string{"6.1-amd64", "amd64"}, f[:2])
+	assert.Equal(t, "./lib/modules/6.1.0-57-amd64/kernel/fs/binfmt_misc.ko.xz", f[4])
+	b, err := os.ReadFile(f[3])
+	require.NoError(t, err)
+	assert.Equal(t, "MODULE", string(b))
+	assert.Equal(t, "6.19-amd64\tamd64\tbuilt-in", lines[1])
+
+	// Both answers are cached: no download on the second call.
+	require.NoError(t, os.Remove(filepath.Join(bin, "downloads")))
+	code, again, stderr := runCLI("fetch", "--module", "binfmt_misc", "--kernels", "6.1-amd64,6.19-amd64", "--cache", cache)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, out, again)
+	assert.NoFileExists(t, filepath.Join(bin, "downloads"))
+	// The kernels came out of the same downloads: fetching them (as vm run does) downloads nothing.
+	code, _, stderr = runCLI("fetch", "--kernels", "6.1-amd64,6.19-amd64", "--cache", cache)
+	require.Equal(t, 0, code, stderr)
+	assert.NoFileExists(t, filepath.Join(bin, "downloads"))
+
+	code, _, stderr = runCLI("fetch", "--module", "../x", "--cache", cache)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, "want a module name")
+}
+
+func TestModuleMatch(t *testing.T) {
+	m := runner.ModuleWant("binfmt_misc").Match
+	for member, want := range map[string]bool{
+		"./lib/modules/6.1.0-57-amd64/kernel/fs/binfmt_misc.ko":              true,
+		"./usr/lib/modules/6.12.117+deb13-arm64/kernel/fs/binfmt_misc.ko.xz": true,
+		"./lib/modules/6.1/kernel/fs/binfmt_misc.ko.zst":                     true,
+		"./lib/modules/6.1/kernel/fs/binfmt_misc.kox":                        false,
+		"./lib/modules/6.1/kernel/fs/not_binfmt_misc.ko":                     false,
+		"./boot/binfmt_misc.ko":                                              false,
+	} {
+		assert.Equal(t, want, m(member), member)
+	}
 }

@@ -54,18 +54,51 @@ func DefaultRoot() string {
 	return filepath.Join(home, ".cache", "confine", "vm")
 }
 
+// ErrNoMember is wrapped by Extract's error when the package holds no member that match accepts (e.g. a kernel
+// module built into that kernel).
+var ErrNoMember = errors.New("holds no matching file")
+
 // Extract returns the member of package pkg=version for arch that match accepts, fetching the package first if the
 // cache lacks it. The name passed to match is the tar member path (e.g. "./boot/vmlinuz-…"). The first match wins;
-// a package without a matching member is an error.
+// a package without a matching member is an error wrapping ErrNoMember, and that answer is cached too (<file>.absent:
+// a pinned package's content does not change), so it is not downloaded again to learn it.
 func (c *Cache) Extract(ctx context.Context, pkg, version, arch, file string, match func(member string) bool) (Extracted, error) {
+	return c.ExtractAlso(ctx, pkg, version, arch, file, match)
+}
+
+// Want is a file to take out of a package: the name it is cached under, and which member it is.
+type Want struct {
+	File  string
+	Match func(member string) bool
+}
+
+// ExtractAlso is Extract, and when it downloads the package it takes each of also out of the same download too
+// (cached as Extract would cache it, or marked absent), so that a later Extract of one of them needs no second
+// download: a kernel package is where both the kernel and its modules come from.
+func (c *Cache) ExtractAlso(ctx context.Context, pkg, version, arch, file string, match func(member string) bool, also ...Want) (Extracted, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	dir := filepath.Join(c.Root, "pkg", safe(pkg+"_"+version+"_"+arch))
-	out := filepath.Join(dir, file)
-	if sum, err := os.ReadFile(out + ".sha256"); err == nil {
-		member, _ := os.ReadFile(out + ".member")
-		if _, err := os.Stat(out); err == nil {
-			return Extracted{Path: out, SHA256: strings.TrimSpace(string(sum)), Member: strings.TrimSpace(string(member))}, nil
+	cached := func(file string) (Extracted, bool, error) {
+		out := filepath.Join(dir, file)
+		if sum, err := os.ReadFile(out + ".sha256"); err == nil {
+			member, _ := os.ReadFile(out + ".member")
+			if _, err := os.Stat(out); err == nil {
+				return Extracted{Path: out, SHA256: strings.TrimSpace(string(sum)), Member: strings.TrimSpace(string(member))}, true, nil
+			}
+		}
+		if b, err := os.ReadFile(out + ".absent"); err == nil {
+			return Extracted{}, true, fmt.Errorf("%s=%s (%s): package %s %w (cached: %s)", pkg, version, arch, strings.TrimSpace(string(b)), ErrNoMember, out+".absent")
+		}
+		return Extracted{}, false, nil
+	}
+	if ex, ok, err := cached(file); ok {
+		return ex, err
+	}
+	wants := []Want{{file, match}}
+	for _, w := range also {
+		if _, ok, _ := cached(w.File); !ok {
+			wants = append(wants, w)
 		}
 	}
 	deb, cleanup, err := c.download(ctx, pkg, version, arch)
@@ -76,18 +109,33 @@ func (c *Cache) Extract(ctx context.Context, pkg, version, arch, file string, ma
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return Extracted{}, err
 	}
-	ex, err := extractMember(ctx, deb, out, match)
+	got, err := extractMembers(ctx, deb, dir, wants)
 	if err != nil {
 		return Extracted{}, fmt.Errorf("%s=%s (%s): %w", pkg, version, arch, err)
 	}
-	if err := os.WriteFile(out+".member", []byte(ex.Member+"\n"), 0o644); err != nil {
-		return Extracted{}, err
+	var first Extracted
+	for i, w := range wants {
+		out := filepath.Join(dir, w.File)
+		ex, ok := got[i]
+		if !ok {
+			_ = os.WriteFile(out+".absent", []byte(filepath.Base(deb)+"\n"), 0o644)
+			continue
+		}
+		if err := os.WriteFile(out+".member", []byte(ex.Member+"\n"), 0o644); err != nil {
+			return Extracted{}, err
+		}
+		// The checksum file is written last: its presence marks a complete entry.
+		if err := os.WriteFile(out+".sha256", []byte(ex.SHA256+"\n"), 0o644); err != nil {
+			return Extracted{}, err
+		}
+		if i == 0 {
+			first = ex
+		}
 	}
-	// The checksum file is written last: its presence marks a complete entry.
-	if err := os.WriteFile(out+".sha256", []byte(ex.SHA256+"\n"), 0o644); err != nil {
-		return Extracted{}, err
+	if _, ok := got[0]; !ok {
+		return Extracted{}, fmt.Errorf("%s=%s (%s): package %s %w", pkg, version, arch, filepath.Base(deb), ErrNoMember)
 	}
-	return ex, nil
+	return first, nil
 }
 
 // ExtractMembers returns the members of package pkg=version for arch named in files (exact tar member path, e.g.
@@ -300,30 +348,51 @@ func notFound(out []byte) bool {
 		strings.Contains(s, "was not found") || strings.Contains(s, "has no installation candidate")
 }
 
-// extractMember streams the .deb's data archive through dpkg-deb and copies the first member match accepts to out.
-func extractMember(ctx context.Context, deb, out string, match func(string) bool) (Extracted, error) {
+// extractMembers streams the .deb's data archive through dpkg-deb once and copies, for each of wants, the first
+// member its Match accepts to dir/File; the result is keyed by the index in wants (a want no member matched is
+// absent from it).
+func extractMembers(ctx context.Context, deb, dir string, wants []Want) (map[int]Extracted, error) {
 	cmd := exec.CommandContext(ctx, "dpkg-deb", "--fsys-tarfile", deb)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	pipe, err := cmd.StdoutPipe()
 	if err != nil {
-		return Extracted{}, err
+		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return Extracted{}, fmt.Errorf("dpkg-deb: %w", err)
+		return nil, fmt.Errorf("dpkg-deb: %w", err)
 	}
-	ex, found, terr := copyMember(tar.NewReader(pipe), out, match)
+	got := map[int]Extracted{}
+	which := func(m string) int {
+		for i, w := range wants {
+			if _, done := got[i]; !done && w.Match(m) {
+				return i
+			}
+		}
+		return -1
+	}
+	tr := tar.NewReader(pipe)
+	var terr error
+	for len(got) < len(wants) {
+		var ex Extracted
+		var found bool
+		idx := -1
+		ex, found, terr = copyMember(tr, "", func(m string) bool { idx = which(m); return idx >= 0 },
+			func(string) string { return filepath.Join(dir, wants[idx].File) })
+		if terr != nil || !found {
+			break
+		}
+		got[idx] = ex
+	}
 	io.Copy(io.Discard, pipe)
 	werr := cmd.Wait()
 	switch {
-	case werr != nil && !found:
-		return Extracted{}, fmt.Errorf("corrupt package %s: dpkg-deb: %v: %s", filepath.Base(deb), werr, lastLines(stderr.Bytes(), 2))
 	case terr != nil:
-		return Extracted{}, fmt.Errorf("corrupt package %s: %w", filepath.Base(deb), terr)
-	case !found:
-		return Extracted{}, fmt.Errorf("package %s holds no matching file", filepath.Base(deb))
+		return nil, fmt.Errorf("corrupt package %s: %w", filepath.Base(deb), terr)
+	case werr != nil && len(got) < len(wants):
+		return nil, fmt.Errorf("corrupt package %s: dpkg-deb: %v: %s", filepath.Base(deb), werr, lastLines(stderr.Bytes(), 2))
 	}
-	return ex, nil
+	return got, nil
 }
 
 // copyMember copies the next member match accepts to out (or, with outFor, to outFor(member)) and reports

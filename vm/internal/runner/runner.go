@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -150,28 +151,58 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 	done := 0
 	began := time.Now()
 	running := map[string]time.Time{}
+	started := map[string]bool{}
 	var doneSecs float64
-	// status is the live progress line: kernels done, running (and for how long), and a time-left estimate
-	// from the mean time per kernel so far over the job slots.
+	// Each kernel's time the last time this guest command ran in it (CACHE/vm/timings.json) gives the estimate
+	// of the time left from the first line on; this run's times replace them at the end.
+	timingsFile, cmdKey := filepath.Join(o.Cache.Root, "timings.json"), filepath.Base(o.Argv[0])
+	timings := loadTimings(timingsFile)
+	expect := timings[cmdKey]
+	if expect == nil {
+		expect = map[string]float64{}
+	}
+	// status is the live progress line: kernels done, running (and for how long), and the time left: the cached
+	// (else this run's mean) time of each kernel not done, packed onto the job slots.
 	status := func() string {
 		var names []string
+		had := map[string]time.Duration{}
 		for id, t := range running {
 			names = append(names, fmt.Sprintf("%s %.0fs", id, time.Since(t).Seconds()))
+			had[id] = time.Since(t)
 		}
 		sort.Strings(names)
-		left := "?"
-		if done > 0 { // the running kernels' rest of a mean kernel, then the queued ones over the job slots
-			mean := doneSecs / float64(done)
-			var rest float64
-			for _, t := range running {
-				rest += max(0, mean-time.Since(t).Seconds())
+		var queued []string
+		for _, t := range o.Targets {
+			if !started[t.ID] {
+				queued = append(queued, t.ID)
 			}
-			rest += mean * float64(len(o.Targets)-done-len(running))
-			left = fmt.Sprintf("~%.0fs", rest/float64(o.Jobs))
+		}
+		mean := 0.0
+		if done > 0 {
+			mean = doneSecs / float64(done)
+		}
+		left := "?"
+		if d, ok := eta(expect, mean, had, queued, o.Jobs); ok {
+			left = fmt.Sprintf("~%.0fs", d.Seconds())
 		}
 		return fmt.Sprintf("%d/%d done, %.0fs elapsed, %s left; running: %s", done, len(o.Targets),
 			time.Since(began).Seconds(), left, strings.Join(names, ", "))
 	}
+	got := map[string]float64{}
+	defer func() {
+		if len(got) == 0 {
+			return
+		}
+		if timings[cmdKey] == nil {
+			timings[cmdKey] = map[string]float64{}
+		}
+		for id, s := range got {
+			timings[cmdKey][id] = s
+		}
+		if err := timings.save(timingsFile); err != nil {
+			o.progress("timings not cached: %v", err)
+		}
+	}()
 	tickDone := make(chan struct{})
 	defer close(tickDone)
 	go func() {
@@ -195,9 +226,13 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 			for i := range work {
 				t := o.Targets[i]
 				mu.Lock()
-				running[t.ID] = time.Now()
+				running[t.ID], started[t.ID] = time.Now(), true
+				last := ""
+				if s, ok := expect[t.ID]; ok {
+					last = fmt.Sprintf(" (last run %.0fs)", s)
+				}
+				o.progress("start  %-22s %s %s%s  [%s]", t.ID, t.Arch, archs[t.Arch].accel, last, status())
 				mu.Unlock()
-				o.progress("start  %-22s %s %s", t.ID, t.Arch, archs[t.Arch].accel)
 				r := o.runOne(ctx, t, archs[t.Arch])
 				var retries []Retry
 				for len(retries) < o.Retries && r.Result == Infra && ctx.Err() == nil {
@@ -213,6 +248,9 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 				mu.Lock()
 				done++
 				doneSecs += time.Since(running[t.ID]).Seconds()
+				if r.Result == OK || r.Result == Fail { // a verified run's time; an infra one says little
+					got[t.ID] = time.Since(running[t.ID]).Seconds()
+				}
 				delete(running, t.ID)
 				o.progress("%-6s %-22s %s %s %5.1fs  [%s]%s", r.Result, t.ID, t.Arch, r.Accel, r.Seconds, status(), errSuffix(r))
 				mu.Unlock()
@@ -335,12 +373,24 @@ func (o *Options) resolveKernel(ctx context.Context, t *Target) error {
 
 // FetchKernel fetches k's package into the cache and extracts its kernel image.
 func FetchKernel(ctx context.Context, c *fetch.Cache, k vm.Kernel) (fetch.Extracted, error) {
-	ex, err := c.Extract(ctx, k.Package, k.Version, k.Arch, "vmlinuz", isKernelImage)
+	// binfmt_misc.ko comes out of the same download: the conformance payload takes it from here (vm fetch
+	// --module), and the package is large.
+	ex, err := c.ExtractAlso(ctx, k.Package, k.Version, k.Arch, "vmlinuz", isKernelImage, ModuleWant("binfmt_misc"))
 	if err != nil {
 		return ex, fmt.Errorf("kernel %s: %w", k.ID, err)
 	}
 	return ex, nil
 }
+
+// ModuleWant is kernel module name's file in a kernel package: .../lib/modules/REL/kernel/.../name.ko, plain or
+// compressed (.ko.xz, .ko.zst, .ko.gz), cached as name.ko whatever its compression (the member says which).
+func ModuleWant(name string) fetch.Want {
+	re := regexp.MustCompile(`^\.?(/usr)?/lib/modules/[^/]+/kernel/(.+/)?` + regexp.QuoteMeta(name) + `\.ko(\.xz|\.zst|\.gz)?$`)
+	return fetch.Want{File: name + ".ko", Match: re.MatchString}
+}
+
+// KernelWant is the kernel image in a kernel package (isKernelImage), cached as vmlinuz.
+func KernelWant() fetch.Want { return fetch.Want{File: "vmlinuz", Match: isKernelImage} }
 
 // isKernelImage matches the kernel in a linux-image-* (/boot/vmlinuz-REL) or linux-binary-* package (from 6.19:
 // /boot/vmlinuz-REL or /usr/lib/modules/REL/vmlinuz).
@@ -562,6 +612,7 @@ func (o *Options) boot(ctx context.Context, t Target, p *prepared, accel string,
 		"VM_CMDLINE_EXTRA=" + t.Cmdline,
 		"VM_ABI_CAP=" + abiCap(t.ABICap),
 		"VM_HOST_EMULATION=" + t.HostEmulation,
+		"VM_ACCEL=" + accel, // tcg or kvm: a race's win rate depends on it (conformance/race-rates.json)
 	}})
 	if err != nil {
 		return o.record(t, accel, Infra, err.Error())

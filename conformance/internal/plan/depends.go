@@ -1,0 +1,41 @@
+package plan
+
+import "strings"
+
+// What each case's outcome can depend on, by family ("family/*") or by case id (which wins). One line per entry,
+// so that a new case adds a line here, reviewed like expected.yaml; a case matching no entry depends on the
+// kernel itself and runs in every column. An entry must name every dimension in which the case's outcome can
+// differ, not only those its expectations mention: a dimension left out is a column in which a regression would
+// go unseen.
+var depends = map[string][]Dim{
+	// Argument parsing and usage refusals: decided before any backend is chosen.
+	"fail-closed/usage":            {},
+	"fail-closed/report-any-order": {},
+	// Exit statuses and command lookup: the launch path (which backend, which user, in place or a layered
+	// child, a supervising parent under a host emulation), not the ABI.
+	"passthrough/exit-codes":         {Backend, User, HostEmu, Cmdline},
+	"passthrough/not-found-127":      {Backend, User, HostEmu, Cmdline},
+	"passthrough/not-executable-126": {Backend, User, HostEmu, Cmdline},
+	"passthrough/path-lookup":        {Backend, User, HostEmu, Cmdline},
+}
+
+// Depends returns what case id depends on: its own entry, its family's, or every dimension.
+func Depends(id string) []Dim {
+	if d, ok := depends[id]; ok {
+		return d
+	}
+	fam, _, _ := strings.Cut(id, "/")
+	if d, ok := depends[fam+"/*"]; ok {
+		return d
+	}
+	return All
+}
+
+// Declared lists the ids and family patterns of depends, for a check that each names a real case or family.
+func Declared() []string {
+	var out []string
+	for k := range depends {
+		out = append(out, k)
+	}
+	return out
+}

@@ -1,0 +1,80 @@
+package plan
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/confine-dev/confine/conformance/internal/suite"
+)
+
+func cols() []Column {
+	return []Column{
+		{ID: "5.10-amd64", Kernel: "5.10-amd64", Arch: "amd64", Landlock: "absent", Backend: "bwrap", User: "root"},
+		{ID: "6.1-amd64", Kernel: "6.1-amd64", Arch: "amd64", Landlock: "available", ABI: 2, Backend: "landlock", User: "root"},
+		{ID: "6.1-amd64@nobody", Kernel: "6.1-amd64", Arch: "amd64", Landlock: "available", ABI: 2, Backend: "landlock", User: "nobody"},
+		{ID: "7.3-amd64", Kernel: "7.3-amd64", Arch: "amd64", Landlock: "available", ABI: 11, Backend: "landlock", User: "root"},
+		{ID: "7.3-amd64-abi1", Kernel: "7.3-amd64-abi1", Arch: "amd64", Landlock: "available", ABI: 1, Backend: "landlock", User: "root"},
+		{ID: "7.3-arm64", Kernel: "7.3-arm64", Arch: "arm64", Landlock: "available", ABI: 11, Backend: "landlock", User: "root"},
+	}
+}
+
+func TestMake(t *testing.T) {
+	deps := map[string][]Dim{"a/nothing": {}, "a/abi": {ABI}, "a/user": {Backend, User}}
+	p := Make([]string{"a/nothing", "a/abi", "a/user", "a/new"}, cols(), func(id string) []Dim {
+		if d, ok := deps[id]; ok {
+			return d
+		}
+		return All
+	})
+	// Nothing: once per arch, in the first column of each.
+	assert.Equal(t, []string{"5.10-amd64", "7.3-arm64"}, p.Runs["a/nothing"])
+	assert.Equal(t, "ran in 5.10-amd64: the same arch", p.Elsewhere["a/nothing"]["7.3-amd64"])
+	// The ABI: every distinct (Landlock state, ABI) per arch; 6.1's nobody pass has root's.
+	assert.Equal(t, []string{"5.10-amd64", "6.1-amd64", "7.3-amd64", "7.3-amd64-abi1", "7.3-arm64"}, p.Runs["a/abi"])
+	assert.Equal(t, "ran in 6.1-amd64: the same arch, abi", p.Elsewhere["a/abi"]["6.1-amd64@nobody"])
+	// Backend and user: bwrap root, landlock root, landlock nobody on amd64; arm64.
+	assert.Equal(t, []string{"5.10-amd64", "6.1-amd64", "6.1-amd64@nobody", "7.3-arm64"}, p.Runs["a/user"])
+	// Undeclared: every column.
+	assert.Len(t, p.Runs["a/new"], len(cols()))
+	assert.Empty(t, p.Elsewhere["a/new"])
+	run, all := p.Cells()
+	assert.Equal(t, 2+5+4+6, run)
+	assert.Equal(t, 4*6, all)
+	assert.True(t, strings.HasPrefix(p.Summary()[0], "a/nothing"))
+}
+
+func TestColumnsFromManifest(t *testing.T) {
+	cs, err := Columns("../../../vm/kernels.json")
+	require.NoError(t, err)
+	require.NotEmpty(t, cs)
+	byID := map[string]Column{}
+	for _, c := range cs {
+		byID[c.ID] = c
+	}
+	assert.Equal(t, 2*len(cs)/2, len(byID), "each entry as root and as nobody")
+	assert.Equal(t, "bwrap", byID["5.10-amd64"].Backend)
+	assert.Equal(t, "nobody", byID["7.3-amd64@nobody"].User)
+	assert.Equal(t, 1, byID["7.3-amd64-abi1"].ABI, "a cap is the ABI confine acts as")
+	assert.Equal(t, "no-namespaces", byID["6.1-amd64-no-namespaces"].HostEmu)
+}
+
+func TestDepends(t *testing.T) {
+	assert.Equal(t, All, Depends("boundary/never-declared"))
+	assert.Empty(t, Depends("fail-closed/usage"))
+}
+
+// Every declaration names a case or a family of the catalogue: a renamed case must not leave a stale line that
+// silently stops applying.
+func TestDeclaredNamesRealCases(t *testing.T) {
+	ids := map[string]bool{}
+	for _, c := range suite.All() {
+		ids[c.ID] = true
+		ids[c.Family()+"/*"] = true
+	}
+	for _, d := range Declared() {
+		assert.True(t, ids[d], "conformance/internal/plan/depends.go names %q, which is no case or family", d)
+	}
+}
