@@ -179,12 +179,15 @@ func (p Plan) String() string {
 	return fmt.Sprintf("%d attempts, rate %.3g against %s (%s), power %s", p.Attempts, p.Rate, p.Mutant, p.Source, Percent(p.Power))
 }
 
-// Percent renders a power with as many nines as it has: 99.9 %, 99.9999 %.
+// Percent renders a power with its nines and one digit after them: 87.6 %, 99.95 %, 99.9999 %.
 func Percent(p float64) string {
-	s := fmt.Sprintf("%.6f", 100*p)
-	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	if p < 1 && strings.HasPrefix(s, "100") {
-		s = "99.999999"
+	if p >= 1 {
+		return "100 %"
 	}
-	return s + " %"
+	// As many decimals as 100·p has nines after the point, plus one; rounded down (never shown as more).
+	digits := 1 + max(0, int(math.Floor(-math.Log10(100*(1-p))+1e-9)))
+	digits = min(digits, 6)
+	scale := math.Pow(10, float64(digits))
+	s := fmt.Sprintf("%.*f", digits, math.Floor(100*p*scale+1e-6)/scale)
+	return strings.TrimRight(strings.TrimRight(s, "0"), ".") + " %"
 }

@@ -91,6 +91,8 @@ func TestPercent(t *testing.T) {
 	assert.Equal(t, "99.9 %", Percent(0.999))
 	assert.Equal(t, "99.95 %", Percent(0.9995))
 	assert.Equal(t, "99.999999 %", Percent(0.99999999999))
+	assert.Equal(t, "87.6 %", Percent(0.876173))
+	assert.Equal(t, "99.91 %", Percent(0.99915))
 	assert.Equal(t, "100 %", Percent(1))
 }
 
