@@ -20,7 +20,7 @@ import (
 	"github.com/confine-dev/confine/sandbox/report"
 )
 
-// Toolchains is the profile that grants every other one.
+// Toolchains is the profile that grants every other one but git-global (gitGlobal), which must be named.
 const Toolchains = "toolchains"
 
 // profiles: each profile's directories, each directory a list of candidates: the variable's value (XDG_*
@@ -79,7 +79,7 @@ var profiles = []struct {
 		{{"npm_config_cache_dir", ""}, {"XDG_CACHE_HOME", "/pnpm"}, {"HOME", "/.cache/pnpm"}},
 		{{"npm_config_state_dir", ""}, {"XDG_STATE_HOME", "/pnpm"}, {"HOME", "/.local/state/pnpm"}},
 	}},
-	{"git-global", [][]cand{{{"GIT_CONFIG_GLOBAL", "/.."}, {"XDG_CONFIG_HOME", "/git"}, {"HOME", "/.config/git"}}}},
+	{gitGlobal, [][]cand{{{"GIT_CONFIG_GLOBAL", "/.."}, {"XDG_CONFIG_HOME", "/git"}, {"HOME", "/.config/git"}}}},
 }
 
 // cand is a candidate for a directory: the value of variable v, plus sub ("" or "/...").
@@ -91,9 +91,21 @@ type Grant struct {
 	Reason   string // the report rule's reason: "profile npm: npm_config_cache", "profile go: default $HOME/go/pkg/mod"
 	Explicit bool   // its profile was named, not only implied by toolchains: Prepare creates it if missing
 	gitXDG   bool   // git-global's $XDG_CONFIG_HOME/git
+	profile  string // the profile's name
 	variable string // the variable it came from, and its value, for messages
 	value    string
 }
+
+// gitGlobal is the profile that grants git's global configuration. That configuration names programs that every
+// later git run executes, outside confine too (core.fsmonitor, core.pager, core.sshCommand, credential.helper,
+// aliases, include.path): granting it lets the command plant code for the user's next unconfined git (the attack
+// review of issue 25). So Toolchains leaves it out, and Prepare warns where it is named.
+const gitGlobal = "git-global"
+
+// gitGlobalWarning is Prepare's note for a git-global grant.
+const gitGlobalWarning = "profile git-global: the command can write git's global config, which names programs " +
+	"that later git runs outside confine execute (core.fsmonitor, core.pager, core.sshCommand, credential.helper, " +
+	"aliases, include.path): name this profile only for commands you would let run code outside the sandbox"
 
 // Names lists the profiles, comma-separated, Toolchains last.
 const Names = "npm,pip,cargo,go,gradle,maven,yarn,pnpm,git-global," + Toolchains
@@ -111,7 +123,7 @@ func Resolve(names []string, getenv func(string) string) ([]Grant, error) {
 	var out []Grant
 	for _, p := range profiles {
 		explicit := slices.Contains(names, p.name)
-		if !explicit && !all {
+		if !explicit && (!all || p.name == gitGlobal) {
 			continue
 		}
 		for _, cands := range p.dirs {
@@ -149,8 +161,8 @@ func pick(name string, cands []cand, getenv func(string) string) (Grant, error) 
 		if val == "" || strings.HasPrefix(c.v, "XDG_") && !filepath.IsAbs(val) {
 			continue
 		}
-		g := Grant{Path: filepath.Clean(val + c.sub), Reason: "profile " + name + ": " + c.v, variable: c.v,
-			value: val, gitXDG: name == "git-global" && c.v != "GIT_CONFIG_GLOBAL"}
+		g := Grant{Path: filepath.Clean(val + c.sub), Reason: "profile " + name + ": " + c.v, profile: name, variable: c.v,
+			value: val, gitXDG: name == gitGlobal && c.v != "GIT_CONFIG_GLOBAL"}
 		switch {
 		case c.v == "GOCACHE" && val == "off":
 			return Grant{}, nil
@@ -244,6 +256,9 @@ func Prepare(grants []Grant, getenv func(string) string) (kept []Grant, notes []
 		}
 		if !seen(kept, g.Path) {
 			kept = append(kept, g)
+			if g.profile == gitGlobal {
+				notes = append(notes, gitGlobalWarning)
+			}
 		}
 	}
 	return kept, notes, nil

@@ -52,8 +52,9 @@ func TestDefaults(t *testing.T) {
 		"/h/.local/share/pnpm/store": "profile pnpm: default $HOME/.local/share/pnpm/store",
 		"/h/.cache/pnpm":             "profile pnpm: default $HOME/.cache/pnpm",
 		"/h/.local/state/pnpm":       "profile pnpm: default $HOME/.local/state/pnpm",
-		"/h/.config/git":             "profile git-global: default $HOME/.config/git",
-	}, got)
+	}, got, "toolchains: every profile but git-global")
+	require.Equal(t, map[string]string{"/h/.config/git": "profile git-global: default $HOME/.config/git"},
+		paths(t, "git-global", env("HOME", "/h")), "git-global only when named")
 }
 
 func TestFromEnvironment(t *testing.T) {
@@ -62,7 +63,7 @@ func TestFromEnvironment(t *testing.T) {
 		"MAVEN_USER_HOME", "/c/m2", "YARN_CACHE_FOLDER", "/c/yarn", "YARN_GLOBAL_FOLDER", "/c/berry",
 		"PNPM_HOME", "/c/pnpm", "XDG_CACHE_HOME", "/x/cache", "XDG_STATE_HOME", "/x/state",
 		"GIT_CONFIG_GLOBAL", "/c/git/gitconfig")
-	got := paths(t, "toolchains", e)
+	got := paths(t, "toolchains,git-global", e)
 	want := map[string]string{
 		"/c/npm":              "profile npm: npm_config_cache",
 		"/c/pip":              "profile pip: PIP_CACHE_DIR",
@@ -206,11 +207,11 @@ func TestPrepare(t *testing.T) {
 	kept, notes, err = Prepare(gs, e)
 	require.NoError(t, err)
 	require.FileExists(t, filepath.Join(home, ".config/git/config"))
-	require.Empty(t, notes)
+	require.Equal(t, []string{gitGlobalWarning}, notes, "git-global grants what later git runs outside execute")
 	require.NoError(t, os.WriteFile(filepath.Join(home, ".gitconfig"), nil, 0o644))
 	_, notes, err = Prepare(gs, e)
 	require.NoError(t, err)
-	require.Len(t, notes, 1)
+	require.Len(t, notes, 2)
 	require.Contains(t, notes[0], "~/.gitconfig exists")
 	require.Equal(t, "profile git-global: default $HOME/.config/git", kept[0].Reason)
 }

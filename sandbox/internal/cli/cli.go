@@ -33,8 +33,8 @@ Runs CMD so that it can write only under DIR, the git directories of a linked wo
 --no-git), the --allow roots, /tmp and /dev/null (read-only mode: /tmp and /dev/null only). Exit status 125:
 confine refused or failed and nothing ran; 126: CMD could not be executed; 127: CMD was not found; otherwise
 CMD's own status. --strict refuses (125) if any side channel stays open on this host; confine probe lists them.
---profile grants a tool's cache directories: npm, pip, cargo, go, gradle, maven, yarn, pnpm, git-global, or
-toolchains for all. --config FILE reads flags from FILE, one per line (# comments); the command line wins.
+--profile grants a tool's cache directories: npm, pip, cargo, go, gradle, maven, yarn, pnpm, git-global (git's
+global config: code later git runs execute), or toolchains for all but git-global. --config FILE reads flags from FILE, one per line (# comments); the command line wins.
 On WSL2, Windows interop is closed inside the sandbox; --allow-interop leaves it open (reported).
 `
 
