@@ -29,7 +29,7 @@ sandbox-fuzz: ## fuzz the flag parser, the report's JSON string encoder and the 
 	cd sandbox && go test -run='^$$' -fuzz=FuzzParseGitFile -fuzztime=$${FUZZTIME:-60s} ./gitdir
 	cd sandbox && go test -run='^$$' -fuzz=FuzzParseCommonDir -fuzztime=$${FUZZTIME:-60s} ./gitdir
 
-sandbox-bench: confine ## launch cost paired in one run: confine vs a Go exec floor and bwrap, as root and nobody; size
+sandbox-bench: confine ## launch cost paired in one run: confine vs a Go exec floor, bwrap and a go-landlock launcher, as root and nobody; size
 	scripts/bench-launcher.sh $(CONFINE) $(BENCH_RUNS) $(BENCH_ROUNDS) $(BENCH_BASELINE)
 
 TEST_TARGETS += sandbox-test
