@@ -53,9 +53,7 @@ type Error struct {
 
 func (e *Error) Error() string { return e.File + ": " + e.Problem }
 
-// bad is an *Error. Not inlined: its 27 call sites cost more than a call (the launcher's size budget).
-//
-//go:noinline
+// bad is an *Error.
 func bad(file, problem string) *Error { return &Error{File: file, Problem: problem} }
 
 // Grant is one git directory to make writable: FD is an O_PATH|O_CLOEXEC descriptor of Path, a

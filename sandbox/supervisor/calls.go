@@ -101,8 +101,6 @@ type changeFunc func(fd int, symlink bool) unix.Errno
 
 // self is our own /proc path of fd: it follows to exactly fd's file, for the calls that take no O_PATH
 // descriptor.
-//
-//go:noinline
 func self(fd int) string { return "/proc/self/fd/" + msg.Itoa(fd) }
 
 // chmod sets the mode's permission bits. Set-ID bits never get here (the filter denies them); they are denied

@@ -606,9 +606,7 @@ func readlink(path string) (string, error) {
 	return string(buf[:n]), nil
 }
 
-// errnoOf is err's errno: 0 for nil, dflt for an error that is no errno. Not inlined (the size budget).
-//
-//go:noinline
+// errnoOf is err's errno: 0 for nil, dflt for an error that is no errno.
 func errnoOf(err error, dflt unix.Errno) unix.Errno {
 	if err == nil {
 		return 0
