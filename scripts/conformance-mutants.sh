@@ -15,7 +15,7 @@
 # MUTANTS="name ..." narrows the run to those patches (default: every one).
 # usage: scripts/conformance-mutants.sh CONFINE RUNNER VM WORKDIR TOCTOU_ATTEMPTS RATES [MEASURE]
 set -euo pipefail
-confine=$(realpath "$1") runner=$(realpath "$2") vm=$3 work=$4 attempts=$5 rates=$(realpath "$6") measure=${7:-0}
+confine=$(realpath "$1") runner=$(realpath "$2") vm=$3 work=$(realpath -m "$4") attempts=$5 rates=$(realpath "$6") measure=${7:-0}
 command -v patch >/dev/null || { echo "conformance-mutants: patch(1) is needed (apt-get install patch)" >&2; exit 2; }
 rm -rf "$work"
 mkdir -p "$work"
