@@ -239,6 +239,25 @@ func needsWritableMount(r *pathfd.Root) bool {
 // live in the IPC namespace, so the command's are its own). Where they cannot be had, seccomp denies both.
 const layerNamespaces = unix.CLONE_NEWNS | unix.CLONE_NEWIPC
 
+// unshareMountNS is Host.UnshareMountNS: a descriptor of the thread's mount namespace (/proc/thread-self/ns/mnt)
+// is kept, and back setns(2)es to it and closes it. unshare(CLONE_NEWNS) gave the thread an fs_struct of its own,
+// which setns into a mount namespace needs (EINVAL for one shared with other threads). Where back is never
+// called (the layer was built), the descriptor is close-on-exec.
+func unshareMountNS() (back func() error, err error) {
+	home, err := unix.Open("/proc/thread-self/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Unshare(layerNamespaces); err != nil {
+		unix.Close(home)
+		return nil, err
+	}
+	return func() error {
+		defer unix.Close(home)
+		return unix.Setns(home, unix.CLONE_NEWNS)
+	}, nil
+}
+
 // layerAttr puts a child in new mount and IPC namespaces (and, with pidNS, a new PID namespace, whose init it
 // becomes), and, unless we are root, a new user namespace in which it
 // keeps our uid and gid and has CAP_SYS_ADMIN as an ambient capability (a non-root uid loses its capabilities

@@ -9,23 +9,33 @@ import (
 )
 
 // inPlace is root's InPlace: new mount and IPC namespaces for this locked thread, the mount layer built in them
-// on the roots' descriptors, and the command executed with our PID.
-type inPlace struct{}
+// on the roots' descriptors, and the command executed with our PID. back returns the thread to its old mount
+// namespace (System.UnshareMountNS).
+type inPlace struct{ back func() error }
 
-func (inPlace) start(r *runner) (int, error) {
+func (s *inPlace) start(r *runner) (int, error) {
 	runtime.LockOSThread() // the new mount namespace is this thread's, until execve
-	if err := r.s.UnshareMountNS(); err != nil {
+	back, err := r.s.UnshareMountNS()
+	if err != nil {
 		return 0, msg.Err(ErrLayerUnavailable, ": unshare(CLONE_NEWNS|CLONE_NEWIPC): ", err.Error())
 	}
+	s.back = back
 	return pathfd.Here, nil
 }
 
-func (inPlace) finish(r *runner, g Guard) error {
+func (s *inPlace) finish(r *runner, g Guard) error {
 	m, committed, err := r.s.BuildMountLayer(r.p.writable, r.p.private())
 	switch {
 	case committed && err != nil:
 		return report.Refuse(report.Internal, "the mount layer failed half-built: ", err.Error())
-	case err != nil: // nothing changed: the next strategy goes on here, in the new mount namespace
+	case err != nil:
+		// Nothing changed. The next strategy goes on in the old mount namespace, where the supervisor's thread
+		// is: a command left in the new one would hold descriptors on mounts the supervisor never matches (a
+		// root's touch failed EPERM where unshare was allowed and mounts were not, as in newer Docker profiles).
+		if berr := s.back(); berr != nil {
+			return report.Refuse(report.Internal, "setns back to the mount namespace confine started in, after the "+
+				"mount layer failed (", err.Error(), "): ", berr.Error())
+		}
 		return msg.Err(ErrLayerUnavailable, ": ", err.Error())
 	}
 	r.p.useMounted(m)
@@ -36,4 +46,4 @@ func (inPlace) finish(r *runner, g Guard) error {
 	return r.tail(prog, execIt(nil))
 }
 
-func (inPlace) abort() {}
+func (*inPlace) abort() {}

@@ -27,8 +27,11 @@ type System interface {
 // Layer is the mount layer's part of System (see layer.go).
 type Layer interface {
 	// UnshareMountNS moves the calling thread into new mount and IPC namespaces (unshare(CLONE_NEWNS |
-	// CLONE_NEWIPC)); root only. The IPC namespace keeps System V IPC and POSIX message queues private.
-	UnshareMountNS() error
+	// CLONE_NEWIPC)); root only. The IPC namespace keeps System V IPC and POSIX message queues private. back
+	// moves the thread back into the mount namespace it had (setns), for when no mount layer can be built in
+	// the new one: the command then runs, and the supervisor (which compares mounts, each one namespace's)
+	// answers it, in one mount namespace.
+	UnshareMountNS() (back func() error, err error)
 	// BuildMountLayer makes every mount read-only except the given roots' trees, in a fresh mount namespace,
 	// and adds the private mounts priv asks for, returning O_PATH descriptors of their roots.
 	BuildMountLayer(roots []*pathfd.Root, priv Private) (m Mounted, committed bool, err error)
@@ -53,7 +56,7 @@ func (Host) SetSeccompListener(prog []unix.SockFilter) (int, error) {
 }
 func (Host) LimitRootCaps() error                       { return limitRootCaps() }
 func (Host) Exec(path string, argv, env []string) error { return unix.Exec(path, argv, env) }
-func (Host) UnshareMountNS() error                      { return unix.Unshare(layerNamespaces) }
+func (Host) UnshareMountNS() (func() error, error)      { return unshareMountNS() }
 func (Host) BuildMountLayer(roots []*pathfd.Root, priv Private) (Mounted, bool, error) {
 	return buildMountLayer(roots, priv)
 }

@@ -232,9 +232,9 @@ func (f *fake) SetSeccompListener(prog []unix.SockFilter) (int, error) {
 	}
 	return f.Host.SetSeccompListener(prog)
 }
-func (f *fake) UnshareMountNS() error {
+func (f *fake) UnshareMountNS() (func() error, error) {
 	if f.noLayer {
-		return unix.EPERM
+		return nil, unix.EPERM
 	}
 	return f.Host.UnshareMountNS()
 }
@@ -866,7 +866,16 @@ func outsideDir(t *testing.T) string {
 // Without the mount layer, the supervisor makes metadata changes beneath the writable roots (by path, through
 // a symlink inside, and by descriptor) and answers EPERM outside: through a symlink in the worktree, by a
 // descriptor on an outside file, through /proc/self/fd, and to an outside directory. Nothing outside changes.
+// Both where no namespace can be had (layer=off) and where they can but the layer's mounts fail
+// (buildlayer=EPERM: root's unshare worked, so the command must not be left in that new mount namespace, whose
+// mounts the supervisor never matches; touch's futimens failed there).
 func TestSupervisorChangesMetadataOnlyBeneathRoots(t *testing.T) {
+	for _, spec := range []string{"layer=off", "buildlayer=EPERM"} {
+		t.Run(spec, func(t *testing.T) { testSupervisorChangesMetadataOnlyBeneathRoots(t, spec) })
+	}
+}
+
+func testSupervisorChangesMetadataOnlyBeneathRoots(t *testing.T, spec string) {
 	requireLandlock(t)
 	out := outsideDir(t)
 	victim := filepath.Join(out, "victim")
@@ -878,6 +887,7 @@ func TestSupervisorChangesMetadataOnlyBeneathRoots(t *testing.T) {
 	try() { label=$1; shift; if "$@" 2>/dev/null; then echo "$label ok"; else echo "$label denied"; fi; }
 	: > in && ln -s "$1" link
 	try chmod-in chmod 600 in
+	try touch-new touch new
 	try touch-in touch -d @42 in
 	try chown-in chown "$(id -u)" in
 	try chmod-out chmod 600 "$1"
@@ -888,7 +898,7 @@ func TestSupervisorChangesMetadataOnlyBeneathRoots(t *testing.T) {
 	try fd-out sh -c 'exec 5<"$0"; chmod 600 /proc/self/fd/5' "$1"
 	try dir-out chmod 700 "$(dirname "$1")"
 	: > "$0"`
-	r := confine(t, "layer=off", "--worktree", "$W", "--report-fd", "3", "--", "/bin/sh", "-c", script, "$S", victim)
+	r := confine(t, spec, "--worktree", "$W", "--report-fd", "3", "--", "/bin/sh", "-c", script, "$S", victim)
 	require.Equal(t, 0, r.status, r.stderr)
 	require.True(t, r.sentinel, r.stderr)
 	require.Equal(t, "supervisor", r.report["metadata"], r.raw)
@@ -906,7 +916,7 @@ func TestSupervisorChangesMetadataOnlyBeneathRoots(t *testing.T) {
 	require.Equal(t, os.FileMode(0o755), ost.Mode().Perm(), "the outside directory's mode changed")
 	answers, err := os.ReadFile(filepath.Join(w, "answers"))
 	require.NoError(t, err)
-	for _, l := range []string{"chmod-in", "touch-in", "chown-in"} {
+	for _, l := range []string{"chmod-in", "touch-new", "touch-in", "chown-in"} {
 		require.Contains(t, string(answers), l+" ok\n", l)
 	}
 	for _, l := range []string{"chmod-out", "touch-out", "chown-out", "chmod-link", "touch-link", "fd-out", "dir-out"} {
