@@ -278,19 +278,9 @@ func (p *plan) configOutside(path string) error {
 // returns "" where none does, or where the walk cannot start (the file's directory is gone: the parser has read
 // the file already, so the launch then refuses on its own later, or runs with a config no path reaches).
 func configAliased(path string, rules []landlock.Rule, mounts []mount) (rule, shown string) {
-	ids := map[[2]uint64]bool{}
-	fd, err := unix.Open(filepath.Dir(path), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	for err == nil {
-		var st unix.Stat_t
-		if unix.Fstat(fd, &st) != nil || ids[[2]uint64{st.Dev, st.Ino}] { // the root: its ".." is itself
-			break
-		}
-		ids[[2]uint64{st.Dev, st.Ino}] = true
-		up, uerr := unix.Openat(fd, "..", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		unix.Close(fd)
-		fd, err = up, uerr
-	}
-	if err == nil {
+	var ids map[[2]uint64]bool
+	if fd, err := unix.Open(filepath.Dir(path), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
+		ids, _ = ancestorIDs(fd) // what the walk reached, where it stopped early
 		unix.Close(fd)
 	}
 	shows := func(p string) bool {
@@ -376,47 +366,48 @@ func (p *plan) trustRegistration(res *gitdir.Result) error {
 }
 
 // writableRuleAbove is the path of the writable directory rule that the directory open at fd is, or lies
-// beneath, or "" for none. It climbs fd's ".." chain to the top of its mount namespace, comparing each
-// directory with the rules' by device and inode, so a rule is found under any name (a bind mount) that shows
+// beneath (the nearest: the longest such path), or "" for none. It compares the identities up fd's ".." chain
+// (ancestorIDs) with the rules' by device and inode, so a rule is found under any name (a bind mount) that shows
 // the directory beneath it. The descriptors compared lie in one mount namespace (open's root).
 func (p *plan) writableRuleAbove(fd int) (string, error) {
-	rules := map[[2]uint64]string{}
-	for _, r := range p.rules {
-		var st unix.Stat_t
-		if r.Dir && unix.Fstat(r.FD, &st) == nil {
-			rules[[2]uint64{st.Dev, st.Ino}] = r.Path
-		}
-	}
-	cur, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	ids, err := ancestorIDs(fd)
 	if err != nil {
 		return "", err
 	}
-	defer func() { unix.Close(cur) }()
-	var st unix.Stat_t
-	if err := unix.Fstat(cur, &st); err != nil {
-		return "", err
+	found := ""
+	for _, r := range p.rules {
+		var st unix.Stat_t
+		if r.Dir && len(r.Path) > len(found) && unix.Fstat(r.FD, &st) == nil && ids[[2]uint64{st.Dev, st.Ino}] {
+			found = r.Path
+		}
 	}
-	for depth := 0; depth < unix.PathMax/2; depth++ {
-		if path, ok := rules[[2]uint64{st.Dev, st.Ino}]; ok {
-			return path, nil
+	return found, nil
+}
+
+// ancestorIDs is the identity (st_dev, st_ino) of the directory open at fd and of each directory up its ".."
+// chain, to the top of its mount namespace (whose ".." is itself). On an error it returns what it reached too.
+func ancestorIDs(fd int) (map[[2]uint64]bool, error) {
+	ids := map[[2]uint64]bool{}
+	cur, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	for depth := 0; err == nil; depth++ {
+		var st unix.Stat_t
+		if err = unix.Fstat(cur, &st); err != nil || ids[[2]uint64{st.Dev, st.Ino}] {
+			break
 		}
-		up, err := unix.Openat(cur, "..", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return "", err
+		if depth == unix.PathMax/2 {
+			err = unix.ELOOP
+			break
 		}
-		var ust unix.Stat_t
-		if err := unix.Fstat(up, &ust); err != nil {
-			unix.Close(up)
-			return "", err
-		}
+		ids[[2]uint64{st.Dev, st.Ino}] = true
+		var up int
+		up, err = unix.Openat(cur, "..", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		unix.Close(cur)
 		cur = up
-		if ust.Dev == st.Dev && ust.Ino == st.Ino { // ".." of the top is itself
-			return "", nil
-		}
-		st = ust
 	}
-	return "", unix.ELOOP
+	if cur >= 0 {
+		unix.Close(cur)
+	}
+	return ids, err
 }
 
 // kernelTrees hold kernel and device state, not files: no user-given root may be one of them or inside one.
