@@ -239,22 +239,42 @@ func needsWritableMount(r *pathfd.Root) bool {
 // live in the IPC namespace, so the command's are its own). Where they cannot be had, seccomp denies both.
 const layerNamespaces = unix.CLONE_NEWNS | unix.CLONE_NEWIPC
 
-// unshareMountNS is Host.UnshareMountNS: a descriptor of the thread's mount namespace (/proc/thread-self/ns/mnt)
-// is kept, and back setns(2)es to it and closes it. unshare(CLONE_NEWNS) gave the thread an fs_struct of its own,
+// unshareMountNS is Host.UnshareMountNS: descriptors of the thread's mount namespace (/proc/thread-self/ns/mnt),
+// root directory and working directory are kept, and back setns(2)es to the namespace, then returns to that root
+// (fchdir and chroot(".")) and working directory, and closes all three. setns into a mount namespace moves root
+// and working directory to the namespace's root (setns(2)), which for a confine started in a chroot (Bazel's
+// test chroot, a build root) is another tree. unshare(CLONE_NEWNS) gave the thread an fs_struct of its own,
 // which setns into a mount namespace needs (EINVAL for one shared with other threads). Where back is never
-// called (the layer was built), the descriptor is close-on-exec.
+// called (the layer was built), the descriptors are close-on-exec.
 func unshareMountNS() (back func() error, err error) {
-	home, err := unix.Open("/proc/thread-self/ns/mnt", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
+	var fds [3]int
+	for i, p := range []string{"/proc/thread-self/ns/mnt", "/", "."} {
+		flags := unix.O_PATH | unix.O_CLOEXEC
+		if i == 0 {
+			flags = unix.O_RDONLY | unix.O_CLOEXEC
+		}
+		if fds[i], err = unix.Open(p, flags, 0); err != nil {
+			closeAll(fds[:i]...)
+			return nil, err
+		}
 	}
 	if err := unix.Unshare(layerNamespaces); err != nil {
-		unix.Close(home)
+		closeAll(fds[:]...)
 		return nil, err
 	}
+	home, root, cwd := fds[0], fds[1], fds[2]
 	return func() error {
-		defer unix.Close(home)
-		return unix.Setns(home, unix.CLONE_NEWNS)
+		defer closeAll(fds[:]...)
+		if err := unix.Setns(home, unix.CLONE_NEWNS); err != nil {
+			return err
+		}
+		if err := unix.Fchdir(root); err != nil {
+			return err
+		}
+		if err := unix.Chroot("."); err != nil {
+			return err
+		}
+		return unix.Fchdir(cwd)
 	}, nil
 }
 
