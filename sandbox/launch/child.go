@@ -551,7 +551,7 @@ func buildChildLayer(s System, part *LayeredPart, fds []int) ([]landlock.Rule, e
 	var writable []*pathfd.Root
 	devpts, shm, terminal := -1, -1, -1
 	for i, r := range part.Rules {
-		rules[i] = landlock.Rule{Path: r.Path, FD: fds[i], Dir: r.Dir}
+		rules[i] = landlock.Rule{Path: r.Path, FD: fds[i], Dir: r.Dir, Connect: r.Connect}
 		if r.Writable {
 			writable = append(writable, &pathfd.Root{Path: r.Path, FD: fds[i]})
 		}

@@ -252,6 +252,9 @@ func (p *plan) open(cfg Config, root int) error {
 		p.grant(r, cfg.Why[want.path])
 	}
 	p.openTerminal(root)
+	if err := p.openSockets(root, cfg.AllowSocket); err != nil {
+		return err
+	}
 	p.notes = append(p.notes, cfg.Notes...)
 	if wt != nil && !cfg.NoGit {
 		if err := p.openGit(root, wt); err != nil {
@@ -290,6 +293,27 @@ func (p *plan) openTerminal(root int) {
 	p.roots = append(p.roots, r)
 	p.term = len(p.rules)
 	p.grant(r, "the caller's terminal, which a mount layer binds over /dev/tty")
+}
+
+// openSockets gives each --allow-socket a connect-only rule (ResolveUnix), opened like a root in the mount
+// namespace whose root directory is root. Below ABI 9 connecting is not handled, so no rule is needed, and
+// none is added: a rule must grant a handled right. A path that is not a socket is a bad-root refusal.
+func (p *plan) openSockets(root int, paths []string) error {
+	for _, path := range paths {
+		r, err := pathfd.OpenSocketIn(root, path)
+		if err != nil {
+			return &report.Refusal{Reason: report.BadRoot, Err: msg.Err("--allow-socket: ", err)}
+		}
+		p.roots = append(p.roots, r)
+		if p.handled&landlock.ResolveUnix == 0 {
+			p.notes = append(p.notes, msg.Str("--allow-socket ", path, ": no rule needed: ", abiHere(p.abi),
+				", where connecting to a pathname unix socket is not handled"))
+			continue
+		}
+		p.rules = append(p.rules, landlock.Rule{Path: r.Path, FD: r.FD, Connect: true})
+		p.ruleWhy = append(p.ruleWhy, "--allow-socket: connect only")
+	}
+	return nil
 }
 
 // configOutside refuses (usage) the --config file at path (its kernel name; "" for none) where the command

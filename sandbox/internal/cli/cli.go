@@ -24,7 +24,7 @@ import (
 var Version = "dev"
 
 // Usage is printed by --help.
-const Usage = `usage: confine [--worktree DIR] [--allow PATH]... [--profile NAME[,NAME]]... [--config FILE]
+const Usage = `usage: confine [--worktree DIR] [--allow PATH]... [--allow-socket PATH]... [--profile NAME[,NAME]]... [--config FILE]
                [--mode workspace-write|read-only] [--backend auto|landlock|bwrap] [--report-fd N] [--tty]
                [--strict] [--no-git] [--allow-interop] -- CMD [ARGS...]
        confine probe [--json]
@@ -35,6 +35,8 @@ confine refused or failed and nothing ran; 126: CMD could not be executed; 127: 
 CMD's own status. --strict refuses (125) if any side channel stays open on this host; confine probe lists them.
 --profile grants a tool's cache directories: npm, pip, cargo, go, gradle, maven, yarn, pnpm, git-global (git's
 global config: code later git runs execute), or toolchains for all but git-global. --config FILE reads flags from FILE, one per line (# comments); the command line wins.
+--allow-socket PATH lets CMD connect to the pathname unix socket PATH (an ssh-agent's or gpg-agent's), which
+Landlock ABI 9 (Linux 7.1) and later deny outside the writable roots; it grants no write.
 On WSL2, Windows interop is closed inside the sandbox; --allow-interop leaves it open (reported).
 `
 
@@ -152,6 +154,9 @@ type invocation struct {
 	grants   []profile.Grant // their directories, resolved by finish, prepared by Main
 }
 
+// adds says whether flag name may be given more than once, each adding to the last.
+func adds(name string) bool { return name == "allow" || name == "allow-socket" || name == "profile" }
+
 func isSwitch(name string) bool {
 	return name == "tty" || name == "strict" || name == "no-git" || name == "allow-interop"
 }
@@ -179,7 +184,7 @@ func (in *invocation) flag(name, value string, hasValue, fromFile bool) error {
 		return nil
 	}
 	switch name {
-	case "worktree", "allow", "mode", "backend", "report-fd", "profile", "config":
+	case "worktree", "allow", "allow-socket", "mode", "backend", "report-fd", "profile", "config":
 	default:
 		return usageErr("unknown flag --", name)
 	}
@@ -190,9 +195,9 @@ func (in *invocation) flag(name, value string, hasValue, fromFile bool) error {
 		return usageErr("--", name, " needs a non-empty value")
 	case fromFile && name == "config":
 		return usageErr("--config cannot be given in a --config file")
-	case fromFile && in.fromCLI[name] && name != "allow" && name != "profile":
-		return nil // the command line overrides the file; --allow and --profile add to it
-	case in.seen[name] && name != "allow" && name != "profile":
+	case fromFile && in.fromCLI[name] && !adds(name):
+		return nil // the command line overrides the file; --allow, --allow-socket and --profile add to it
+	case in.seen[name] && !adds(name):
 		return usageErr("--", name, " given twice")
 	}
 	in.seen[name] = true
@@ -208,11 +213,15 @@ func (in *invocation) flag(name, value string, hasValue, fromFile bool) error {
 				in.profiles = append(in.profiles, p)
 			}
 		}
-	case "allow":
-		if fromFile && slices.Contains(in.cfg.Allow, value) {
-			return nil
+	case "allow", "allow-socket":
+		list := in.cfg.Allow
+		if name == "allow-socket" {
+			list = in.cfg.AllowSocket
 		}
-		fallthrough
+		if fromFile && slices.Contains(list, value) {
+			return nil // the command line gave it already
+		}
+		return set(&in.cfg, name, value)
 	default:
 		return set(&in.cfg, name, value)
 	}
@@ -312,7 +321,7 @@ func ParseConfig(data []byte, apply func(name, value string, hasValue bool) erro
 }
 
 func set(cfg *launch.Config, name, value string) error {
-	if name == "worktree" || name == "allow" {
+	if name == "worktree" || name == "allow" || name == "allow-socket" {
 		if err := pathfd.Check(value); err != nil {
 			return report.Refuse(report.BadRoot, "--", name, ": ", err.Error())
 		}
@@ -327,6 +336,11 @@ func set(cfg *launch.Config, name, value string) error {
 			}
 		}
 		cfg.Allow = append(cfg.Allow, value)
+	case "allow-socket":
+		if slices.Contains(cfg.AllowSocket, value) {
+			return usageErr("--allow-socket ", value, " given twice")
+		}
+		cfg.AllowSocket = append(cfg.AllowSocket, value)
 	case "mode":
 		switch m := launch.Mode(value); m {
 		case launch.WorkspaceWrite, launch.ReadOnly:

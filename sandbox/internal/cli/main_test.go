@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -1315,4 +1316,39 @@ func TestTerminalThroughDevTTY(t *testing.T) {
 		require.False(t, r.sentinel, "a caller without a terminal gives the command none")
 		require.NotContains(t, r.raw, warning)
 	})
+}
+
+// --allow-socket takes a pathname unix socket only: anything else is a bad-root refusal and nothing runs. A
+// socket gets a connect-only rule where RESOLVE_UNIX is handled (ABI 9), else a note that none is needed.
+func TestAllowSocket(t *testing.T) {
+	requireLandlock(t)
+	out := outsideDir(t)
+	sock := filepath.Join(out, "S.agent")
+	l, err := net.Listen("unix", sock)
+	require.NoError(t, err)
+	defer l.Close()
+	r := confine(t, "", "--worktree", "$W", "--allow-socket", out, "--report-fd", "3", "--", "/bin/sh", "-c", `: > "$0"`, "$S")
+	require.Equal(t, 125, r.status, r.stderr)
+	require.False(t, r.sentinel)
+	require.Equal(t, "bad-root", r.report["reason"], r.raw)
+	require.Contains(t, r.stderr, "is not a unix socket")
+
+	r = confine(t, "", "--worktree", "$W", "--allow-socket", sock, "--report-fd", "3", "--", "/bin/sh", "-c", `: > "$0"`, "$S")
+	require.Equal(t, 0, r.status, r.stderr)
+	require.True(t, r.sentinel)
+	st, _ := landlock.Query(landlock.Host{})
+	var socketRules int
+	for _, rule := range r.report["rules"].([]any) {
+		if m := rule.(map[string]any); m["type"] == "socket" {
+			socketRules++
+			require.Equal(t, sock, m["path"])
+			require.Equal(t, []any{"RESOLVE_UNIX"}, m["rights"], "connect only, no write")
+		}
+	}
+	if st.ABI >= 9 {
+		require.Equal(t, 1, socketRules, r.raw)
+	} else {
+		require.Zero(t, socketRules, r.raw)
+		require.Contains(t, r.raw, "--allow-socket "+sock+": no rule needed")
+	}
 }
