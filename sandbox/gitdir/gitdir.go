@@ -393,7 +393,47 @@ func (g *finder) linked(res *Result, gd *pathfd.Root, b []byte) error {
 		res.Grants = append(res.Grants, Grant{Root: pathfd.Root{Path: common + "/" + c.name, FD: fd,
 			Kind: pathfd.Dir}, Reason: c.reason})
 	}
+	// The reftable ref format (extensions.refStorage=reftable, git 2.45 and later) keeps every shared ref,
+	// pseudo-ref and reflog in <common>/reftable (tables.list and its tables, rewritten through
+	// tables.list.lock there), and this worktree's own in worktrees/<name>/reftable: granting that one
+	// directory whole lets git create, update and delete refs, which the files format cannot do here (its
+	// deletions lock <common>/packed-refs). It grants no more than refs/ does: the refs themselves.
+	reftable := false
+	fd, err := unix.Openat(cd.FD, "reftable", unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	switch {
+	case errors.Is(err, unix.ENOENT): // the files format
+	case err != nil:
+		return bad(cdFile, "commondir "+common+": reftable cannot be opened: "+err.Error())
+	default:
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			unix.Close(fd)
+			return bad(cdFile, "commondir "+common+": reftable is not a directory (a symlink?)")
+		}
+		reftable = true
+		res.Grants = append(res.Grants, Grant{Root: pathfd.Root{Path: common + "/reftable", FD: fd,
+			Kind: pathfd.Dir}, Reason: "the shared refs in the reftable format: tables.list, its tables and their lock"})
+	}
+	res.Notes = append(res.Notes, LinkedLimits(common, reftable))
 	return nil
+}
+
+// LinkedLimits is the warning every launch in a linked worktree gives (the report's warnings, and `confine probe
+// --worktree`): what git cannot do there, because common, the common directory's root, is not writable (see
+// the package doc), with reftable whether refs live in <common>/reftable (granted whole). Checked against git
+// 2.39 by the conformance cases git-worktree/parity*, whose table is the README's.
+func LinkedLimits(common string, reftable bool) string {
+	s := "git: linked worktree: " + common + " itself is not writable (a file created there could redirect " +
+		"the main checkout's git), so under confine git cannot write the shared config (git config, remote add, " +
+		"checkout -b NEW origin/X, submodule add, sparse-checkout set), add a worktree, or run gc"
+	if reftable {
+		return s + "; run those outside confine"
+	}
+	return s + ", and cannot delete a ref, which locks " + common + "/packed-refs: branch -d, tag -d, " +
+		"fetch --prune, bisect, stash pop and drop, and the end of cherry-pick and rebase, which then exit 0 " +
+		"but leave CHERRY_PICK_HEAD or REBASE_HEAD behind (git 2.39 and 2.47). Run those outside confine, or " +
+		"use the reftable ref format (git 2.45+; git 2.46+ converts with git refs migrate --ref-format=reftable), whose ref directory " +
+		"confine grants"
 }
 
 // readChild reads the regular file name in dir, opened once beneath dir's descriptor without following a

@@ -197,7 +197,35 @@ func TestDiscoverLinked(t *testing.T) {
 		require.Equal(t, g.Path, got, "the descriptor is the path it claims")
 	}
 	require.Equal(t, []string{c + "/worktrees/wt", c + "/objects", c + "/refs", c + "/logs"}, paths)
-	require.Empty(t, res.Notes)
+	require.Equal(t, []string{LinkedLimits(c, false)}, res.Notes, "a linked worktree says what git cannot do in it")
+	require.Contains(t, res.Notes[0], "cannot delete a ref")
+}
+
+// In the reftable ref format (git 2.45+) every shared ref lives in <common>/reftable, granted whole: there git
+// can delete refs (branch -d, stash drop, the end of cherry-pick), which the files format cannot do under confine
+// (the lock of <common>/packed-refs). Without the grant, even git commit fails there ("reftable: transaction
+// prepare: I/O error", git 2.47). The layout is made by hand: the git here may predate reftable.
+func TestDiscoverReftable(t *testing.T) {
+	d := repo(t)
+	c := d + "/main/.git"
+	require.NoError(t, os.Mkdir(c+"/reftable", 0o755))
+	res, err := discover(t, d+"/wt", "")
+	require.NoError(t, err)
+	var paths []string
+	for _, g := range res.Grants {
+		paths = append(paths, g.Path)
+	}
+	require.Equal(t, []string{c + "/worktrees/wt", c + "/objects", c + "/refs", c + "/logs", c + "/reftable"}, paths)
+	require.Equal(t, []string{LinkedLimits(c, true)}, res.Notes)
+	require.NotContains(t, res.Notes[0], "cannot delete a ref")
+
+	// a symlink in its place is refused, as for objects, refs and logs
+	require.NoError(t, os.Remove(c+"/reftable"))
+	require.NoError(t, os.Symlink(d, c+"/reftable"))
+	_, err = discover(t, d+"/wt", "")
+	var e *Error
+	require.ErrorAs(t, err, &e)
+	require.Contains(t, e.Problem, "reftable is not a directory")
 }
 
 // git ≥ 2.48 can write relative pointers (worktree.useRelativePaths); whatever this git writes, the
