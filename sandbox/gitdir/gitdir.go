@@ -431,7 +431,8 @@ func LinkedLimits(common string, reftable bool) string {
 	}
 	return s + ", and cannot delete a ref, which locks " + common + "/packed-refs: branch -d, tag -d, " +
 		"fetch --prune, bisect, stash pop and drop, and the end of cherry-pick and rebase, which then exit 0 " +
-		"but leave CHERRY_PICK_HEAD or REBASE_HEAD behind (git 2.39 and 2.47). Run those outside confine, or " +
+		"but leave CHERRY_PICK_HEAD or REBASE_HEAD behind (git 2.39 and 2.47; git 2.47 also leaves AUTO_MERGE " +
+		"after commit, merge and stash). Run those outside confine, or " +
 		"use the reftable ref format (git 2.45+; git 2.46+ converts with git refs migrate --ref-format=reftable), whose ref directory " +
 		"confine grants"
 }
