@@ -22,6 +22,7 @@ var depends = map[string][]Dim{
 	// supervisor's system calls), not the kernel's other changes; the cases take minutes under TCG.
 	"git-worktree/parity":          {Arch, ABI, Backend, User, HostEmu, Cmdline},
 	"git-worktree/parity-no-layer": {Arch, ABI, Backend, User, HostEmu, Cmdline},
+	"git-worktree/parity-reftable": {Arch, ABI, Backend, User, HostEmu, Cmdline},
 }
 
 // Depends returns what case id depends on: its own entry, its family's, or every dimension.

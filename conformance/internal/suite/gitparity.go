@@ -2,6 +2,7 @@ package suite
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io/fs"
 	"os"
@@ -91,6 +92,7 @@ const (
 // table is generated from gitGaps (GitTable). The parity cases fail on every silent step, listed or not (issue 28
 // tracks them), on a loud step no row lists, and on a row its step does not match.
 type gitGap struct {
+	Format     string // the ref format: "" files (git's default), or "reftable"
 	Step       string
 	Class      string
 	Modes      []string
@@ -148,23 +150,40 @@ var gitGaps = []gitGap{
 		Workaround: "run it outside confine"},
 	{Step: "gc", Class: parityLoud, Modes: everyMode,
 		Cause: "takes <common>/gc.pid.lock, in the read-only root", Workaround: "run it outside confine"},
+
+	// reftable (git 2.47.3): the ref deletions work; what writes config, worktree add and gc do not.
+	{Format: "reftable", Step: "branch -d", Class: paritySilent, Modes: everyMode,
+		Cause:      "deletes the branch and exits 0, but its `branch.NAME` section stays: " + configLock,
+		Workaround: "`git config --remove-section branch.NAME` outside confine"},
+	{Format: "reftable", Step: "checkout -b NEW origin/X", Class: paritySilent, Modes: everyMode,
+		Cause: "as in the files format", Workaround: "as in the files format"},
+	{Format: "reftable", Step: "submodule add", Class: paritySilent, Modes: everyMode,
+		Cause: "as in the files format", Workaround: "run it outside confine"},
+	{Format: "reftable", Step: "sparse-checkout set", Class: parityLoud, Modes: everyMode,
+		Cause: "as in the files format", Workaround: "run it outside confine"},
+	{Format: "reftable", Step: "worktree add", Class: parityLoud, Modes: everyMode, Leaves: "the new branch (-b)",
+		Cause: "as in the files format", Workaround: "run it outside confine"},
+	{Format: "reftable", Step: "gc", Class: parityLoud, Modes: everyMode,
+		Cause: "as in the files format", Workaround: "run it outside confine"},
 }
 
 // parityModes are the modes a parity case can report.
 var parityModes = everyMode
 
-func gapFor(step, mode string) *gitGap {
+func gapFor(format, step, mode string) *gitGap {
 	for i, g := range gitGaps {
-		if g.Step == step && contains(g.Modes, mode) {
+		if g.Format == format && g.Step == step && contains(g.Modes, mode) {
 			return &gitGaps[i]
 		}
 	}
 	return nil
 }
 
-var gitParityCases = []Case{parityCase("git-worktree/parity", false), parityCase("git-worktree/parity-no-layer", true)}
+var gitParityCases = []Case{parityCase("git-worktree/parity", false, ""),
+	parityCase("git-worktree/parity-no-layer", true, ""), parityCase("git-worktree/parity-reftable", false, "reftable")}
 
-func parityCase(id string, noLayer bool) Case {
+// parityCase is a parity case: with the mount layer or (noLayer) without, in the files ref format ("") or format.
+func parityCase(id string, noLayer bool, format string) Case {
 	title := "a script of git operations in a linked worktree leaves the same state confined as unconfined, or fails loudly"
 	rationale := "An agent's git commands in a linked worktree must do what they do unconfined, or fail and say so: " +
 		"a command that exits 0 but leaves state behind (CHERRY_PICK_HEAD, a half-switched index, a ref it " +
@@ -175,16 +194,26 @@ func parityCase(id string, noLayer bool) Case {
 		"committers, the stash, the worktree list and the shared config. A loud difference must be listed, with " +
 		"its cause and workaround, in the table the README's git table is generated from."
 	expect := "no step silent; every loud step listed in gitGaps for this mode, every listed one loud"
+	rows := []Expect{{"ABI ≥ 1, git installed", expect}, {"git absent", "SKIP"}, noLandlockRowFor(noLayer)}
 	if noLayer {
 		title += ", without the mount layer"
 		rationale += " This variant runs where no namespace can be made (supervisor or seccomp-deny)."
 	}
+	if format == "reftable" {
+		title += ", in the reftable ref format"
+		rationale += " This variant's repositories use the reftable ref format (git 2.45 and later), whose ref " +
+			"directory confine grants whole: ref deletions, which lock packed-refs in the files format, work there."
+		rows = append(rows, Expect{"git older than 2.45", "SKIP"})
+	}
 	return Case{
 		ID: id, Title: title, Rationale: rationale,
-		Expect: []Expect{{"ABI ≥ 1, git installed", expect}, {"git absent", "SKIP"}, noLandlockRowFor(noLayer)},
+		Expect: rows,
 		Needs:  Needs{Confined: !noLayer, Landlock: noLayer, Tools: []string{"git"}, Shell: true},
 		Setup: func(t *T) {
-			env := parityEnv(t)
+			if format == "reftable" {
+				requireGit(t, 2, 45, "the reftable ref format")
+			}
+			env := parityEnv(t, format)
 			a, b := parityCopies(t)
 			t.Mkdir(t.Base+"/home", a, b)
 			for _, x := range []string{a, b} {
@@ -198,7 +227,7 @@ func parityCase(id string, noLayer bool) Case {
 			// git-worktree/outside-denied case's, so the copies are not watched.
 			t.Unwatch(t.Base+"/p", t.Base+"/home")
 		},
-		Run: func(t *T) { runParity(t, noLayer) },
+		Run: func(t *T) { runParity(t, noLayer, format) },
 	}
 }
 
@@ -207,7 +236,7 @@ func parityCopies(t *T) (a, b string) { return t.Base + "/p/a", t.Base + "/p/b" 
 
 // parityEnv is the environment of every git run: a fixed identity and clock, no system or global config, no
 // automatic gc, and file:// submodules allowed.
-func parityEnv(t *T) []string {
+func parityEnv(t *T, format string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "GIT_") {
@@ -219,7 +248,20 @@ func parityEnv(t *T) []string {
 		"GIT_AUTHOR_DATE=1767225600 +0000", "GIT_COMMITTER_DATE=1767225600 +0000", "GIT_PAGER=cat", "GIT_EDITOR=true",
 		"GIT_CONFIG_COUNT=3", "GIT_CONFIG_KEY_0=gc.auto", "GIT_CONFIG_VALUE_0=0",
 		"GIT_CONFIG_KEY_1=maintenance.auto", "GIT_CONFIG_VALUE_1=false",
-		"GIT_CONFIG_KEY_2=protocol.file.allow", "GIT_CONFIG_VALUE_2=always")
+		"GIT_CONFIG_KEY_2=protocol.file.allow", "GIT_CONFIG_VALUE_2=always", "GIT_DEFAULT_REF_FORMAT="+cmp.Or(format, "files"))
+}
+
+// requireGit skips the case unless git on PATH is at least major.minor (needed for what).
+func requireGit(t *T, major, minor int, what string) {
+	out, err := exec.Command("git", "version").Output()
+	if err != nil {
+		t.Skipf("requires git >= %d.%d (%s): git version: %v", major, minor, what, err)
+	}
+	var maj, min int
+	fmt.Sscanf(strings.TrimPrefix(strings.TrimSpace(string(out)), "git version "), "%d.%d", &maj, &min)
+	if maj < major || (maj == major && min < minor) {
+		t.Skipf("requires git >= %d.%d (%s), found %q", major, minor, what, strings.TrimSpace(string(out)))
+	}
 }
 
 // parityResult is one step's outcome.
@@ -230,8 +272,8 @@ type parityResult struct {
 	Stderr            string // the confined run's stderr, first line
 }
 
-func runParity(t *T, noLayer bool) {
-	env := parityEnv(t)
+func runParity(t *T, noLayer bool, format string) {
+	env := parityEnv(t, format)
 	a, b := parityCopies(t)
 	mode := ""
 	counts := map[string]int{}
@@ -258,7 +300,7 @@ func runParity(t *T, noLayer bool) {
 		if r.Class != paritySame && rb.Stderr != "" {
 			t.Logf("  confined stderr: %s", strings.ReplaceAll(strings.TrimSpace(rb.Stderr), "\n", "\n    "))
 		}
-		gap := gapFor(s.Name, mode)
+		gap := gapFor(format, s.Name, mode)
 		switch {
 		case r.Class == paritySilent && (gap == nil || gap.Class != paritySilent):
 			t.Errorf("step %s is a silent difference (%s), and no gitGaps row says so: %s", s.Name, mode, firstLine(r.Diff))
@@ -416,14 +458,26 @@ func paritySnap(t *T, x string, env []string) map[string]string {
 	s["common root"] = names(common, false)
 	s["modules"] = names(common+"/modules", true)
 	s["worktree files"] = names(wt, true)
-	// every file of the worktree's git directory but the index (above) and the reflogs: pseudo-refs, sequencer,
-	// rebase and bisect state, locks, sparse-checkout, config.worktree
+	// every file of the worktree's git directory but the index (above), the reflogs and reftable's tables (whose
+	// names are random; the refs in them are above, the pseudo-refs here): pseudo-refs, sequencer, rebase and
+	// bisect state, locks, sparse-checkout, config.worktree
+	if Exists(gitdir + "/reftable") {
+		var refs []string
+		for _, r := range []string{"ORIG_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "MERGE_HEAD", "REBASE_HEAD",
+			"AUTO_MERGE", "BISECT_HEAD", "BISECT_EXPECTED_REV"} {
+			cmd := exec.Command("git", "rev-parse", "-q", "--verify", r)
+			cmd.Dir, cmd.Env = wt, env
+			out, _ := cmd.Output()
+			refs = append(refs, r+" "+strings.TrimSpace(string(out)))
+		}
+		s["pseudo-refs"] = strings.Join(refs, "\n")
+	}
 	filepath.WalkDir(gitdir, func(p string, d fs.DirEntry, err error) error {
 		rel := strings.TrimPrefix(p, gitdir+"/")
 		switch {
 		case err != nil || p == gitdir:
 			return nil
-		case rel == "index" || rel == "logs":
+		case rel == "index" || rel == "logs" || d.Name() == "reftable":
 			if d.IsDir() {
 				return filepath.SkipDir
 			}
@@ -512,17 +566,25 @@ const (
 	GitTableEnd   = "<!-- end of git table -->"
 )
 
-// GitTable is the README's git table, in markdown: every step of paritySteps, same or as gitGaps lists it,
-// between GitTableBegin and GitTableEnd.
+// GitTable is the README's git table, in markdown: every step of paritySteps, same or as gitGaps lists it, in the
+// files ref format and then in reftable, between GitTableBegin and GitTableEnd.
 func GitTable() string {
 	var b strings.Builder
 	b.WriteString(GitTableBegin + "\n")
-	b.WriteString("| git in a linked worktree | under confine | why | instead |\n|---|---|---|---|\n")
+	gitTable(&b, "", "git in a linked worktree")
+	b.WriteString("\n")
+	gitTable(&b, "reftable", "the same, in the reftable ref format (git 2.45+)")
+	b.WriteString(GitTableEnd + "\n")
+	return b.String()
+}
+
+func gitTable(b *strings.Builder, format, head string) {
+	fmt.Fprintf(b, "| %s | under confine | why | instead |\n|---|---|---|---|\n", head)
 	var same []string
 	for _, s := range paritySteps {
 		var rows []gitGap
 		for _, g := range gitGaps {
-			if g.Step == s.Name {
+			if g.Step == s.Name && g.Format == format {
 				rows = append(rows, g)
 			}
 		}
@@ -531,22 +593,18 @@ func GitTable() string {
 			continue
 		}
 		for _, g := range rows {
-			class := "**" + g.Class + "**"
+			class := "**silent** (issue 28)"
 			if g.Class == parityLoud {
 				class = "fails (loud)"
 				if g.Leaves != "" {
 					class += ", leaves " + g.Leaves
 				}
-			} else {
-				class = "**silent** (issue 28)"
 			}
 			if strings.Join(g.Modes, ",") != strings.Join(everyMode, ",") {
 				class += " with " + strings.Join(g.Modes, ", ")
 			}
-			fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", s.Name, class, g.Cause, g.Workaround)
+			fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", s.Name, class, g.Cause, g.Workaround)
 		}
 	}
-	fmt.Fprintf(&b, "| %s | the same as unconfined | | |\n", strings.Join(same, ", "))
-	b.WriteString(GitTableEnd + "\n")
-	return b.String()
+	fmt.Fprintf(b, "| %s | the same as unconfined | | |\n", strings.Join(same, ", "))
 }
