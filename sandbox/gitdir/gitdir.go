@@ -272,6 +272,9 @@ func Discover(root int, wt *pathfd.Root, home string) (*Result, error) {
 		res.Grants = append(res.Grants, Grant{Root: *gd, Reason: "this worktree's git directory: index, HEAD, " +
 			"per-worktree refs and reflog, rebase and merge state, and their locks"})
 		err = g.linked(res, gd, b)
+		if err == nil {
+			res.Notes = append(res.Notes, Leftovers(gd)...)
+		}
 	} else {
 		gd.Close()
 	}
@@ -498,4 +501,38 @@ func readAt(dir int, name, file string, st *unix.Stat_t) ([]byte, error) {
 		return nil, bad(file, "is more than "+msg.Itoa(MaxPointer)+" bytes")
 	}
 	return buf[:n], nil
+}
+
+// leftover is a pseudo-ref that git deletes when the operation that wrote it ends, and the state that says the
+// operation has not ended: without it, the pseudo-ref is left from a run that could not delete it.
+var leftovers = []struct{ name, inProgress, effect string }{
+	{"CHERRY_PICK_HEAD", "MERGE_MSG", "git status says a cherry-pick is in progress, and every later git commit " +
+		"takes that commit's author"},
+	{"REVERT_HEAD", "MERGE_MSG", "git status says a revert is in progress"},
+	{"REBASE_HEAD", "rebase-merge", "git status and the next rebase see a rebase that has ended"},
+}
+
+// Leftovers are warnings about the pseudo-refs in the linked worktree's git directory gd (files format) that an
+// earlier confined run left: git deletes them through a ref transaction that locks <common>/packed-refs, which
+// is not writable, and exits 0 (LinkedLimits). A pseudo-ref counts as left over when no state of its operation is
+// beside it (MERGE_MSG, which a conflicted cherry-pick or revert writes; the sequencer directory; rebase-merge or
+// rebase-apply). Checked by name beneath gd's descriptor, without following symlinks.
+func Leftovers(gd *pathfd.Root) []string {
+	exists := func(name string) bool {
+		var st unix.Stat_t
+		return unix.Fstatat(gd.FD, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+	}
+	if exists("sequencer") || exists("rebase-merge") || exists("rebase-apply") {
+		return nil
+	}
+	var out []string
+	for _, l := range leftovers {
+		if exists(l.name) && !exists(l.inProgress) {
+			p := gd.Path + "/" + l.name
+			out = append(out, "git: "+p+" is left over, most likely from a git command under confine that "+
+				"could not delete it (it exits 0; see the linked worktree warning): "+l.effect+". If no such "+
+				"operation is under way, remove it: rm "+p)
+		}
+	}
+	return out
 }

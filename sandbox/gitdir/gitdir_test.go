@@ -415,3 +415,33 @@ func openFDs(t *testing.T) int {
 	require.NoError(t, err)
 	return len(es)
 }
+
+// A pseudo-ref that a confined git command could not delete (it exits 0: issue 28) is named at the next launch,
+// unless the state of an operation under way is beside it.
+func TestDiscoverNamesLeftoverPseudoRefs(t *testing.T) {
+	d := repo(t)
+	gd := d + "/main/.git/worktrees/wt"
+	res, err := discover(t, d+"/wt", "")
+	require.NoError(t, err)
+	require.Len(t, res.Notes, 1, "only the linked worktree's limits")
+	require.NoError(t, os.WriteFile(gd+"/CHERRY_PICK_HEAD", []byte("0123\n"), 0o644))
+	require.NoError(t, os.WriteFile(gd+"/REBASE_HEAD", []byte("0123\n"), 0o644))
+	res, err = discover(t, d+"/wt", "")
+	require.NoError(t, err)
+	require.Len(t, res.Notes, 3, "%q", res.Notes)
+	require.Contains(t, res.Notes[1], gd+"/CHERRY_PICK_HEAD is left over")
+	require.Contains(t, res.Notes[1], "takes that commit's author")
+	require.Contains(t, res.Notes[2], gd+"/REBASE_HEAD is left over")
+	// a conflicted cherry-pick (MERGE_MSG) and a rebase under way (rebase-merge/) are not leftovers
+	require.NoError(t, os.WriteFile(gd+"/MERGE_MSG", []byte("m\n"), 0o644))
+	require.NoError(t, os.Mkdir(gd+"/rebase-merge", 0o755))
+	res, err = discover(t, d+"/wt", "")
+	require.NoError(t, err)
+	require.Len(t, res.Notes, 1, "%q", res.Notes)
+	// nor is anything while a sequence of picks is under way
+	require.NoError(t, os.Remove(gd+"/MERGE_MSG"))
+	require.NoError(t, os.Mkdir(gd+"/sequencer", 0o755))
+	res, err = discover(t, d+"/wt", "")
+	require.NoError(t, err)
+	require.Len(t, res.Notes, 1, "%q", res.Notes)
+}

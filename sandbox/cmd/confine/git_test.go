@@ -449,3 +449,32 @@ func TestGitReftableInALinkedWorktree(t *testing.T) {
 	require.Equal(t, "s\nc\na\n", g.git(t, g.main, "log", "--format=%s", "wt"))
 	require.Equal(t, rootBefore, rootNames(t, g.common), "a file appeared in (or left) the common directory's root")
 }
+
+// TestGitLeftoverIsNamedAtTheNextLaunch: a clean cherry-pick in a linked worktree (files ref format) exits 0 under
+// confine but leaves CHERRY_PICK_HEAD, which makes every later commit take the picked commit's author (issue 28);
+// the next launch's report names the file and how to remove it.
+func TestGitLeftoverIsNamedAtTheNextLaunch(t *testing.T) {
+	requireLandlock(t)
+	g := newGitRepo(t)
+	g.git(t, g.main, "checkout", "-q", "-b", "picked")
+	require.NoError(t, os.WriteFile(g.main+"/p", []byte("p\n"), 0o644))
+	g.git(t, g.main, "add", "p")
+	g.git(t, g.main, "commit", "-q", "-m", "p", "--author", "other <o@o>")
+	g.git(t, g.main, "checkout", "-q", "main")
+	r := g.confined(t, g.wt, `git cherry-pick picked`)
+	require.Equal(t, 0, r.status, r.stderr)
+	left := g.common + "/worktrees/wt/CHERRY_PICK_HEAD"
+	if _, err := os.Stat(left); err != nil {
+		t.Skipf("this git (%s) deleted CHERRY_PICK_HEAD under confine: nothing is left over to name", strings.TrimSpace(g.git(t, g.wt, "version")))
+	}
+	rf, err := os.CreateTemp(t.TempDir(), "report")
+	require.NoError(t, err)
+	cmd := exec.Command(bin, "--worktree", g.wt, "--report-fd", "3", "--", "true")
+	cmd.ExtraFiles = []*os.File{rf}
+	require.NoError(t, cmd.Run())
+	var rep struct{ Warnings []string }
+	b, _ := os.ReadFile(rf.Name())
+	require.NoError(t, json.Unmarshal(b, &rep), "%s", b)
+	require.Contains(t, strings.Join(rep.Warnings, "\n"), left+" is left over")
+	require.Contains(t, strings.Join(rep.Warnings, "\n"), "rm "+left)
+}
