@@ -283,6 +283,10 @@ func runParity(t *T, noLayer bool, format string) {
 		ra := t.Unconfined([]string{"/bin/sh", "-c", s.Script}, Opts{Env: env, Dir: a + "/linked"})
 		rb := t.Confine([]string{"--worktree", b + "/linked"}, []string{"/bin/sh", "-c", s.Script},
 			Opts{Env: env, Dir: b + "/linked", NoNamespaces: noLayer})
+		if rb.Exit == 125 && rb.Report != nil && rb.Report.Reason != "" {
+			t.Fatalf("step %s: confine refused the launch (%s), so nothing here runs confined: %s", s.Name,
+				rb.Report.Reason, firstLine(rb.Stderr))
+		}
 		if noLayer {
 			t.WantFallback(rb)
 		}
