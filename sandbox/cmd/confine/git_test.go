@@ -33,18 +33,25 @@ func requireGit(t *testing.T) {
 	}
 }
 
-func newGitRepo(t *testing.T) *gitRepo {
+// emptyGitRepo is the layout of a gitRepo in a fresh directory under /var/tmp, with nothing made in it yet but home.
+func emptyGitRepo(t *testing.T) *gitRepo {
 	t.Helper()
-	requireGit(t)
 	base, err := os.MkdirTemp("/var/tmp", "confine-git")
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(base) })
 	base, err = filepath.EvalSymlinks(base)
 	require.NoError(t, err)
-	g := &gitRepo{base: base, main: base + "/main", wt: base + "/wt", common: base + "/main/.git",
+	require.NoError(t, os.Mkdir(base+"/home", 0o755))
+	return &gitRepo{base: base, main: base + "/main", wt: base + "/wt", common: base + "/main/.git",
 		env: []string{"HOME=" + base + "/home", "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t",
 			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "GIT_TERMINAL_PROMPT=0"}}
-	require.NoError(t, os.Mkdir(base+"/home", 0o755))
+}
+
+func newGitRepo(t *testing.T) *gitRepo {
+	t.Helper()
+	requireGit(t)
+	g := emptyGitRepo(t)
+	base := g.base
 	g.git(t, base, "init", "-q", "-b", "main", "main")
 	require.NoError(t, os.WriteFile(g.main+"/a", []byte("a\n"), 0o644))
 	g.git(t, g.main, "add", "a")
@@ -419,15 +426,8 @@ func requireGitVersion(t *testing.T, major, minor int, why string) {
 func TestGitReftableInALinkedWorktree(t *testing.T) {
 	requireLandlock(t)
 	requireGitVersion(t, 2, 45, "git init --ref-format=reftable")
-	base, err := os.MkdirTemp("/var/tmp", "confine-reftable")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(base) })
-	base, err = filepath.EvalSymlinks(base)
-	require.NoError(t, err)
-	g := &gitRepo{base: base, main: base + "/main", wt: base + "/wt", common: base + "/main/.git",
-		env: []string{"HOME=" + base, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t",
-			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t"}}
-	g.git(t, base, "init", "-q", "--ref-format=reftable", "-b", "main", "main")
+	g := emptyGitRepo(t)
+	g.git(t, g.base, "init", "-q", "--ref-format=reftable", "-b", "main", "main")
 	require.NoError(t, os.WriteFile(g.main+"/a", []byte("a\n"), 0o644))
 	g.git(t, g.main, "add", "a")
 	g.git(t, g.main, "commit", "-q", "-m", "a")
