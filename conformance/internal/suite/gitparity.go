@@ -106,6 +106,15 @@ type gitGap struct {
 // and the common directory's root is read-only in each (EROFS from the layer, EACCES from Landlock alone).
 var everyMode = []string{"mount-layer", "supervisor", "seccomp-deny", "bwrap"}
 
+// The modes that make metadata changes inside the writable set (all but seccomp-deny, which denies chmod
+// everywhere: git's chmod of a new config.lock then fails first, loudly), and seccomp-deny alone.
+var (
+	metadataModes = []string{"mount-layer", "supervisor", "bwrap"}
+	seccompDeny   = []string{"seccomp-deny"}
+	chmodDenied   = "git chmods the new config.lock beside the worktree's or submodule's config, and seccomp-deny " +
+		"denies chmod everywhere (no mount layer and no seccomp listener: a confine inside a supervised one)"
+)
+
 const (
 	packedLock        = "deleting a ref locks `<common>/packed-refs`, in the read-only root"
 	configLock        = "`<common>/config` is read-only"
@@ -140,11 +149,15 @@ var gitGaps = []gitGap{
 		Cause: "creates the branch and switches the index and files, then fails (exit 1) to record the upstream: " +
 			configLock + "; HEAD stays on the old branch, so the next commit commits the new branch's tree there",
 		Workaround: "`git switch -c NEW --no-track origin/X`, and set the upstream outside confine"},
-	{Step: "submodule add", Class: paritySilent, Modes: everyMode,
+	{Step: "submodule add", Class: paritySilent, Modes: metadataModes,
 		Cause:      "exits 0 with the submodule staged but not registered (no submodule.NAME in config): " + configLock,
 		Workaround: "run it outside confine"},
+	{Step: "submodule add", Class: parityLoud, Modes: seccompDeny, Cause: chmodDenied, Workaround: "run it outside confine"},
+	{Step: "submodule update", Class: parityLoud, Modes: seccompDeny, Cause: chmodDenied, Workaround: "run it outside confine"},
 	{Step: "sparse-checkout set", Class: parityLoud, Modes: everyMode,
 		Cause: "sets extensions.worktreeConfig: " + configLock, Workaround: "run it outside confine"},
+	{Step: "sparse-checkout disable", Class: parityLoud, Modes: seccompDeny, Cause: chmodDenied,
+		Workaround: "run it outside confine"},
 	{Step: "worktree add", Class: parityLoud, Modes: everyMode, Leaves: "the new branch (-b)",
 		Cause:      "creates <common>/worktrees/NEW, which is not granted (a sibling's registration is not the command's)",
 		Workaround: "run it outside confine"},
@@ -152,18 +165,18 @@ var gitGaps = []gitGap{
 		Cause: "takes <common>/gc.pid.lock, in the read-only root", Workaround: "run it outside confine"},
 
 	// reftable (git 2.47.3): the ref deletions work; what writes config, worktree add and gc do not.
-	{Format: "reftable", Step: "branch -d", Class: paritySilent, Modes: everyMode,
+	{Format: "reftable", Step: "branch -d", Class: paritySilent, Modes: metadataModes,
 		Cause:      "deletes the branch and exits 0, but its `branch.NAME` section stays: " + configLock,
 		Workaround: "`git config --remove-section branch.NAME` outside confine"},
-	{Format: "reftable", Step: "checkout -b NEW origin/X", Class: paritySilent, Modes: everyMode,
+	{Format: "reftable", Step: "checkout -b NEW origin/X", Class: paritySilent, Modes: metadataModes,
 		Cause: "as in the files format", Workaround: "as in the files format"},
-	{Format: "reftable", Step: "submodule add", Class: paritySilent, Modes: everyMode,
+	{Format: "reftable", Step: "submodule add", Class: paritySilent, Modes: metadataModes,
 		Cause: "as in the files format", Workaround: "run it outside confine"},
-	{Format: "reftable", Step: "sparse-checkout set", Class: parityLoud, Modes: everyMode,
+	{Format: "reftable", Step: "sparse-checkout set", Class: parityLoud, Modes: metadataModes,
 		Cause: "as in the files format", Workaround: "run it outside confine"},
-	{Format: "reftable", Step: "worktree add", Class: parityLoud, Modes: everyMode, Leaves: "the new branch (-b)",
+	{Format: "reftable", Step: "worktree add", Class: parityLoud, Modes: metadataModes, Leaves: "the new branch (-b)",
 		Cause: "as in the files format", Workaround: "run it outside confine"},
-	{Format: "reftable", Step: "gc", Class: parityLoud, Modes: everyMode,
+	{Format: "reftable", Step: "gc", Class: parityLoud, Modes: metadataModes,
 		Cause: "as in the files format", Workaround: "run it outside confine"},
 }
 
@@ -575,14 +588,15 @@ const (
 func GitTable() string {
 	var b strings.Builder
 	b.WriteString(GitTableBegin + "\n")
-	gitTable(&b, "", "git in a linked worktree")
+	gitTable(&b, "", "git in a linked worktree", everyMode)
 	b.WriteString("\n")
-	gitTable(&b, "reftable", "the same, in the reftable ref format (git 2.45+)")
+	gitTable(&b, "reftable", "the same, in the reftable ref format (git 2.45+), except under seccomp-deny", metadataModes)
 	b.WriteString(GitTableEnd + "\n")
 	return b.String()
 }
 
-func gitTable(b *strings.Builder, format, head string) {
+// gitTable writes the table of format's rows, for the modes the table covers.
+func gitTable(b *strings.Builder, format, head string, modes []string) {
 	fmt.Fprintf(b, "| %s | under confine | why | instead |\n|---|---|---|---|\n", head)
 	var same []string
 	for _, s := range paritySteps {
@@ -592,9 +606,22 @@ func gitTable(b *strings.Builder, format, head string) {
 				rows = append(rows, g)
 			}
 		}
-		if len(rows) == 0 {
+		var covered []string
+		for _, g := range rows {
+			covered = append(covered, g.Modes...)
+		}
+		var rest []string
+		for _, m := range modes {
+			if !contains(covered, m) {
+				rest = append(rest, m)
+			}
+		}
+		switch {
+		case len(rows) == 0:
 			same = append(same, "`"+s.Name+"`")
 			continue
+		case len(rest) > 0:
+			same = append(same, "`"+s.Name+"` (with "+strings.Join(rest, ", ")+")")
 		}
 		for _, g := range rows {
 			class := "**silent** (issue 28)"
@@ -604,7 +631,7 @@ func gitTable(b *strings.Builder, format, head string) {
 					class += ", leaves " + g.Leaves
 				}
 			}
-			if strings.Join(g.Modes, ",") != strings.Join(everyMode, ",") {
+			if strings.Join(g.Modes, ",") != strings.Join(modes, ",") {
 				class += " with " + strings.Join(g.Modes, ", ")
 			}
 			fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", s.Name, class, g.Cause, g.Workaround)
