@@ -54,7 +54,7 @@ var Families = []string{"boundary", "toctou-symlink-swap", "abi-negotiation", "d
 // All returns every case, in catalogue order: the order of Families, then the order each family file gives.
 func All() []Case {
 	var all []Case
-	for _, f := range [][]Case{boundaryCases, toctouCases, abiCases, devNullCases, failClosedCases, gitCases, passthroughCases, sideChannelsCases, workflowCases, toolchainsCases, wslInteropCases, deputyCases} {
+	for _, f := range [][]Case{boundaryCases, toctouCases, abiCases, devNullCases, failClosedCases, gitCases, gitParityCases, passthroughCases, sideChannelsCases, workflowCases, toolchainsCases, wslInteropCases, deputyCases} {
 		all = append(all, f...)
 	}
 	return all

@@ -27,7 +27,7 @@ var Version = "dev"
 const Usage = `usage: confine [--worktree DIR] [--allow PATH]... [--allow-socket PATH]... [--profile NAME[,NAME]]... [--config FILE]
                [--mode workspace-write|read-only] [--backend auto|landlock|bwrap] [--report-fd N] [--tty]
                [--strict] [--no-git] [--allow-interop] -- CMD [ARGS...]
-       confine probe [--json]
+       confine probe [--json] [--worktree DIR]
        confine version
 Runs CMD so that it can write only under DIR, the git directories of a linked worktree at DIR (not with
 --no-git), the --allow roots, /tmp and /dev/null (read-only mode: /tmp and /dev/null only). Exit status 125:
@@ -108,15 +108,26 @@ func parseArgs(args []string) (Kind, *invocation, error) {
 		}
 		return PrintVersion, in, nil
 	case "probe":
-		switch {
-		case len(args) == 1:
-			return Probe, in, nil
-		case len(args) == 2 && args[1] == "--json":
-			return ProbeJSON, in, nil
-		case len(args) == 2 && (args[1] == "--help" || args[1] == "-h"):
-			return Help, in, nil
+		kind := Probe
+		for i := 1; i < len(args); i++ {
+			switch a := args[i]; {
+			case len(args) == 2 && (a == "--help" || a == "-h"):
+				return Help, in, nil
+			case a == "--json" && kind == Probe:
+				kind = ProbeJSON
+			case a == "--worktree" && i+1 < len(args) && in.cfg.Worktree == "":
+				i++
+				in.cfg.Worktree = args[i]
+			case strings.HasPrefix(a, "--worktree=") && in.cfg.Worktree == "":
+				in.cfg.Worktree = strings.TrimPrefix(a, "--worktree=")
+			default:
+				return Probe, in, usageErr("probe takes only --json and --worktree DIR, got ", msg.Quoted(strings.Join(args[1:], " ")))
+			}
 		}
-		return Probe, in, usageErr("probe takes only --json, got ", msg.Quoted(strings.Join(args[1:], " ")))
+		if in.cfg.Worktree != "" && !strings.HasPrefix(in.cfg.Worktree, "/") {
+			return kind, in, usageErr("probe --worktree needs an absolute path, got ", msg.Quoted(in.cfg.Worktree))
+		}
+		return kind, in, nil
 	}
 	for i := 0; i < len(args); i++ {
 		arg := args[i]
@@ -462,6 +473,9 @@ func Main(args []string, f launch.Facts, s launch.System, stdout, stderr io.Writ
 		return 0
 	case Probe, ProbeJSON:
 		p := launch.Probe(f, s)
+		if cfg.Worktree != "" {
+			p.Warnings = append(p.Warnings, launch.GitWarnings(cfg.Worktree)...)
+		}
 		if kind == ProbeJSON {
 			stdout.Write(append(p.Marshal(), '\n'))
 		} else {

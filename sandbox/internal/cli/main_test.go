@@ -1352,3 +1352,45 @@ func TestAllowSocket(t *testing.T) {
 		require.Contains(t, r.raw, "--allow-socket "+sock+": no rule needed")
 	}
 }
+
+// `confine probe --worktree DIR` says, before any launch, what git cannot do in a linked worktree at DIR (issue 28:
+// some git commands exit 0 there and leave state behind); the layout is made by hand, git need not be installed.
+func TestProbeWorktreeWarnsOfGitLimits(t *testing.T) {
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	c := d + "/main/.git"
+	for _, dir := range []string{c + "/objects", c + "/refs", c + "/logs", c + "/worktrees/wt", d + "/wt"} {
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+	}
+	require.NoError(t, os.WriteFile(d+"/wt/.git", []byte("gitdir: "+c+"/worktrees/wt\n"), 0o644))
+	require.NoError(t, os.WriteFile(c+"/worktrees/wt/commondir", []byte("../..\n"), 0o644))
+	require.NoError(t, os.WriteFile(c+"/worktrees/wt/gitdir", []byte(d+"/wt/.git\n"), 0o644))
+	probe := func(args ...string) (string, int) {
+		cmd := exec.Command(os.Args[0], append([]string{"probe"}, args...)...)
+		cmd.Env = append(os.Environ(), fakeEnv+"=abi=5,errata=0")
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return string(out), ee.ExitCode()
+		}
+		require.NoError(t, err)
+		return string(out), 0
+	}
+	out, code := probe("--worktree", d+"/wt")
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "warning:  git: linked worktree: "+c+" itself is not writable")
+	require.Contains(t, out, "cannot delete a ref")
+	out, code = probe("--json", "--worktree="+d+"/wt")
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, `"git: linked worktree: `+c)
+	out, _ = probe()
+	require.NotContains(t, out, "git: linked worktree")
+	out, code = probe("--worktree", "wt")
+	require.Equal(t, 125, code, out)
+	require.Contains(t, out, "absolute path")
+	// a pointer a launch would refuse is named, not hidden
+	require.NoError(t, os.WriteFile(c+"/worktrees/wt/gitdir", []byte(d+"/elsewhere/.git\n"), 0o644))
+	out, code = probe("--worktree", d+"/wt")
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "a launch there is refused")
+}
