@@ -17,12 +17,6 @@ var depends = map[string][]Dim{
 	"passthrough/not-found-127":      {Backend, User, HostEmu, Cmdline},
 	"passthrough/not-executable-126": {Backend, User, HostEmu, Cmdline},
 	"passthrough/path-lookup":        {Backend, User, HostEmu, Cmdline},
-	// git parity (issue 28): git's outcome under confine follows the grants and the metadata mechanism (ABI:
-	// REFER and TRUNCATE; backend; user; host emulation; user namespaces on the command line; arch: the
-	// supervisor's system calls), not the kernel's other changes; the cases take minutes under TCG.
-	"git-worktree/parity":          {Arch, ABI, Backend, User, HostEmu, Cmdline},
-	"git-worktree/parity-no-layer": {Arch, ABI, Backend, User, HostEmu, Cmdline},
-	"git-worktree/parity-reftable": {Arch, ABI, Backend, User, HostEmu, Cmdline},
 }
 
 // Depends returns what case id depends on: its own entry, its family's, or every dimension.

@@ -72,6 +72,10 @@ func TestExpectationsMatchNeeds(t *testing.T) {
 		for _, status := range []string{"absent", "disabled"} {
 			got := exp.For(c.ID, expect.Env{Landlock: status, VM: true, Backend: "bwrap", Bwrap: true, Git: true})
 			switch {
+			case c.Needs.HostOnly != "":
+				// VM is set: a host-only case skips in every guest, and says so.
+				assert.Equal(t, expect.Skip, got.Outcome, "%s in a VM guest", c.ID)
+				assert.True(t, strings.HasPrefix(got.Why, "runs in the host suite only"), "%s: %q", c.ID, got.Why)
 			case c.Needs.Landlock:
 				assert.Equal(t, expect.Skip, got.Outcome, "%s on Landlock %s", c.ID, status)
 			case c.Family() == "side-channels" && got.Outcome == expect.Skip:

@@ -221,7 +221,10 @@ func parityCase(id string, noLayer bool, format string) Case {
 	return Case{
 		ID: id, Title: title, Rationale: rationale,
 		Expect: rows,
-		Needs:  Needs{Confined: !noLayer, Landlock: noLayer, Tools: []string{"git"}, Shell: true},
+		Needs: Needs{Confined: !noLayer, Landlock: noLayer, Tools: []string{"git"}, Shell: true,
+			HostOnly: "its outcome follows git's version and confine's grants and metadata mechanism, which the " +
+				"host suite covers as root and as a user in every mode; its 26 steps, each launched twice, take " +
+				"minutes a pass under TCG"},
 		Setup: func(t *T) {
 			if format == "reftable" {
 				requireGit(t, 2, 45, "the reftable ref format")

@@ -43,6 +43,9 @@ type Needs struct {
 	NoLandlk bool     // the kernel must NOT have Landlock (fail-closed cases)
 	Tools    []string // executables that must be on PATH (e.g. git)
 	Shell    bool     // /bin/sh must exist
+	// HostOnly, where set, is why the case runs in the host suite only and skips in a VM guest: its outcome does
+	// not follow the kernel, and it costs minutes a pass under TCG.
+	HostOnly string
 }
 
 // Family returns the family part of the case ID.
