@@ -82,9 +82,15 @@ func channels(abi int, metadata Metadata, root, tty, pidNS, strict bool) map[str
 	case pidNS:
 		ch.closed("signals", "a PID namespace of its own: no process outside is visible to signal, or to change "+
 			"the limits, priority or affinity of")
+	case metadata == MetadataSupervisor:
+		ch.closed("signals", msg.Str("supervisor (Landlock ABI ", abi, " does not scope signals): confine sends "+
+			"each signal of the command itself, through a pidfd, after checking that the target is the command or "+
+			"its descendant (EPERM otherwise; a group signal reaches only the descendants in it), and lets a "+
+			"descriptor's SIGIO and SIGURG go only to the command's own process; seccomp: no limit, priority or "+
+			"scheduling change of another process (CPU affinity stays settable), no child of the caller (CLONE_PARENT)"))
 	default:
-		ch.open("signals", msg.Str("needs Landlock ABI 6 (kernel ", landlock.FirstKernel(6), ") or a PID namespace; "+
-			"this kernel has ABI ", abi, " and no namespace could be made"))
+		ch.open("signals", msg.Str("needs Landlock ABI 6 (kernel ", landlock.FirstKernel(6), "), a PID namespace "+
+			"or the supervisor; this kernel has ABI ", abi, ", no namespace could be made and no supervisor could be had"))
 	}
 	if abi >= 6 {
 		ch.closed("abstract-unix", "Landlock ABI 6 scope: no connection to an abstract unix socket outside the sandbox")

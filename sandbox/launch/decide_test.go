@@ -50,9 +50,14 @@ var decisionTable = map[string]row{
 	// Ubuntu 24.04, kernel 6.8 (Landlock ABI 4), an unprivileged user, bwrap installed: AppArmor lets the user
 	// namespace be made but denies mounts in it, so there is no mount layer; Landlock is there, so auto never
 	// runs bwrap; the supervisor runs. Nothing below ABI 6 scopes signals, and without the layered child there is
-	// no PID namespace: signals stay open; without the layer's nodev clones, so do device nodes.
+	// no PID namespace: the supervisor sends the command's signals, to its descendants only, so signals are
+	// closed; without the layer's nodev clones, device nodes stay open.
 	"ubuntu-24.04-6.8-user-bwrap": {cfg: auto, host: HostShape{EUID: user, Landlock: abi(4), Layer: mountsDenied, Bwrap: "/usr/bin/bwrap"},
-		order: []Strategy{Supervised, SeccompDeny}, open: []string{"abstract-unix", "atime", "device-nodes", "locks", "signals", "unix-pathname"}},
+		order: []Strategy{Supervised, SeccompDeny}, open: []string{"abstract-unix", "atime", "device-nodes", "locks", "unix-pathname"}},
+	// The same host inside another supervisor (a listener held already): no supervisor either, so seccomp denies
+	// metadata everywhere, and nothing sends or checks signals: open.
+	"ubuntu-24.04-6.8-user-nested-supervisor": {cfg: auto, host: HostShape{EUID: user, Landlock: abi(4), Layer: mountsDenied, Listener: listenerHeld},
+		order: []Strategy{SeccompDeny}, open: []string{"abstract-unix", "atime", "device-nodes", "locks", "signals", "unix-pathname"}},
 	// The same host where confine's own AppArmor profile is loaded (packaging/apparmor/confine, installed by the
 	// deb and rpm): user namespaces with mounts are allowed to confine, so the PID-namespace child runs.
 	"ubuntu-24.04-6.8-user-bwrap-apparmor-profile": {cfg: auto, host: HostShape{EUID: user, Landlock: abi(4), Bwrap: "/usr/bin/bwrap"},
@@ -130,8 +135,8 @@ func TestDecisionTable(t *testing.T) {
 // TestDecisionEveryABI sweeps ABI 1 to 11 for root and a user, with user namespaces fine, mounts denied and
 // namespaces blocked, a listener free or held, and checks the rules the order follows: a PID namespace first
 // exactly below ABI 6 where the layer can be had; root's layer in place and a user's in a child; the supervisor
-// exactly where a listener can be had; seccomp's denial last; and signals closed by ABI 6's scope or the PID
-// namespace, open otherwise.
+// exactly where a listener can be had; seccomp's denial last; and signals closed by ABI 6's scope, the PID
+// namespace or the supervisor (which then supervises them: seccomp's SuperviseSignals), open otherwise.
 func TestDecisionEveryABI(t *testing.T) {
 	for n := 1; n <= 11; n++ {
 		for _, euid := range []int{0, user} {
@@ -158,8 +163,13 @@ func TestDecisionEveryABI(t *testing.T) {
 					}
 					g := d.Guard(d.Order[0])
 					signalsOpen := g.Channels["signals"].Status == report.Open
-					if signalsOpen != (n < 6 && d.Order[0] != PIDNSChild) {
+					if signalsOpen != (n < 6 && d.Order[0] != PIDNSChild && d.Order[0] != Supervised) {
 						t.Fatalf("%+v: signals %s under %s", h, g.Channels["signals"].Status, d.Order[0])
+					}
+					for _, k := range d.Order {
+						if got, want := d.Guard(k).Policy.SuperviseSignals, n < 6 && k == Supervised; got != want {
+							t.Fatalf("%+v: SuperviseSignals %v under %s", h, got, k)
+						}
 					}
 					if (g.Instead != "") != (layer != nil) {
 						t.Fatalf("%+v: the warning on the missing layer is %q", h, g.Instead)

@@ -23,5 +23,8 @@ func DieBy(sig syscall.Signal) {
 	var set unix.Sigset_t
 	set.Val[(sig-1)/64] |= 1 << ((uint(sig) - 1) % 64)
 	unix.PthreadSigmask(unix.SIG_UNBLOCK, &set, nil)
-	unix.Tgkill(unix.Getpid(), unix.Gettid(), unix.Signal(sig))
+	// Not unix.Tgkill, a raw system call: under the supervisor below Landlock ABI 6 this thread's filter hands
+	// tgkill to the supervisor's thread, which needs the runtime's one P (GOMAXPROCS 1) to answer; a raw call
+	// would keep it.
+	unix.Syscall(unix.SYS_TGKILL, uintptr(unix.Getpid()), uintptr(unix.Gettid()), uintptr(sig))
 }

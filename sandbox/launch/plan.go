@@ -174,15 +174,17 @@ func landlockState(st landlock.Status, release string) string {
 
 // policy is the seccomp filter for an ABI: with the mount layer, read-only mounts already stop metadata
 // changes and truncate(2) outside, and the layer's IPC namespace is private, so only what no mount can stop is
-// denied. Without it, the supervisor makes the metadata changes beneath the writable roots, or seccomp denies
-// them everywhere. No command may make set-ID files: they would outlive it, and act as their owner for anyone. --strict
+// denied. Without it, the supervisor makes the metadata changes beneath the writable roots (and below ABI 6,
+// where Landlock does not scope signals, sends the command's signals to its own descendants only), or seccomp
+// denies them everywhere. No command may make set-ID files: they would outlive it, and act as their owner for anyone. --strict
 // also denies advisory locks.
 func policy(abi int, metadata Metadata, strict bool) seccomp.Policy {
 	switch metadata {
 	case MetadataMountLayer:
 		return seccomp.Policy{NoSetID: true, DenyLocks: strict}
-	case MetadataSupervisor:
-		return seccomp.Policy{Supervise: true, DenyTruncate: abi < 3, DenyIPC: true, NoSetID: true, DenyLocks: strict}
+	case MetadataSupervisor: // below ABI 6 the supervisor sends the command's signals too: nothing scopes them
+		return seccomp.Policy{Supervise: true, SuperviseSignals: abi < 6, DenyTruncate: abi < 3, DenyIPC: true,
+			NoSetID: true, DenyLocks: strict}
 	}
 	return seccomp.Policy{Metadata: true, DenyTruncate: abi < 3, DenyIPC: true, NoSetID: true, DenyLocks: strict}
 }

@@ -30,6 +30,13 @@ type Policy struct {
 	// back to the calls the supervisor reads. Set-ID modes are still checked first when NoSetID is set.
 	// Supervise and Metadata are exclusive.
 	Supervise bool
+	// SuperviseSignals hands every way of signalling a process to the supervisor (with Supervise only), which
+	// sends the signal itself after checking that the target is the command or its descendant: kill, tkill,
+	// tgkill, rt_sigqueueinfo, rt_tgsigqueueinfo and pidfd_send_signal (signal 0, which sends nothing, stays
+	// the kernel's), fcntl F_SETOWN and F_SETOWN_EX, and ioctl FIOSETOWN and SIOCSPGRP (the owner of a
+	// descriptor gets SIGIO and SIGURG). Below Landlock ABI 6 (6.12) only: from it, LANDLOCK_SCOPE_SIGNAL
+	// scopes all of these in the kernel.
+	SuperviseSignals bool
 	// DenyTruncate denies truncate(2) by path: Landlock handles TRUNCATE only from ABI 3 (6.2).
 	DenyTruncate bool
 	// DenyIPC denies System V IPC and POSIX message queues, for a command that shares the caller's IPC
@@ -212,6 +219,32 @@ var otherProcesses = []sysNr{
 	{"sched_setattr", unix.SYS_SCHED_SETATTR},
 }
 
+// A signalCall is a system call that sends a signal, with the index of its signal argument (include/linux/
+// syscalls.h): signal 0 sends nothing (kill(2): it checks that the target exists), so the filter allows it.
+type signalCall struct {
+	sysNr
+	sigArg int
+}
+
+// signalCalls are the calls SuperviseSignals hands to the supervisor (kernel/signal.c).
+var signalCalls = []signalCall{
+	{sysNr{"kill", unix.SYS_KILL}, 1}, {sysNr{"tkill", unix.SYS_TKILL}, 1}, {sysNr{"tgkill", unix.SYS_TGKILL}, 2},
+	{sysNr{"rt_sigqueueinfo", unix.SYS_RT_SIGQUEUEINFO}, 1},
+	{sysNr{"rt_tgsigqueueinfo", unix.SYS_RT_TGSIGQUEUEINFO}, 2},
+	{sysNr{"pidfd_send_signal", unix.SYS_PIDFD_SEND_SIGNAL}, 1},
+}
+
+// FIOSETOWN is include/uapi/asm-generic/sockios.h's (x/sys has no name for it): a socket's owner, as
+// SIOCSPGRP (net/socket.c, sock_ioctl).
+const FIOSETOWN = 0x8901
+
+// ownerFcntls and ownerIoctls set the process or group that a descriptor's SIGIO and SIGURG go to
+// (include/uapi/asm-generic/fcntl.h, sockios.h): SuperviseSignals hands them to the supervisor.
+var (
+	ownerFcntls = []uint32{unix.F_SETOWN, unix.F_SETOWN_EX}
+	ownerIoctls = []ioctlCmd{{"FIOSETOWN", FIOSETOWN}, {"SIOCSPGRP", unix.SIOCSPGRP}}
+)
+
 // ownKeyrings is the lowest of the special keyring IDs -3 (session), -2 (process) and -1 (thread), as the
 // unsigned low word the filter compares: every ID at or above it is one of the three.
 const ownKeyrings = uint32(0xfffffffd)
@@ -272,6 +305,13 @@ func (p Policy) Denied() []string {
 		for _, s := range Supervised {
 			out = append(out, "supervised:"+s.Name)
 		}
+	}
+	if p.signals() {
+		for _, s := range signalCalls {
+			out = append(out, "supervised:"+s.name)
+		}
+		out = append(out, "supervised:fcntl:F_SETOWN", "supervised:fcntl:F_SETOWN_EX", "supervised:ioctl:FIOSETOWN",
+			"supervised:ioctl:SIOCSPGRP")
 	}
 	out = append(out, "keyctl:own-keyrings", "add_key:own-keyrings", "other-processes", "clone:CLONE_PARENT",
 		"fcntl:F_SETLEASE")
@@ -361,12 +401,29 @@ func (p Policy) Program() ([]unix.SockFilter, error) {
 	if p.DenyVsock {
 		a.jeq(unix.SYS_SOCKET, "socket", next)
 	}
+	if p.signals() {
+		for _, s := range signalCalls {
+			a.jeq(s.nr, s.name, next)
+		}
+	}
 	a.jeq(unix.SYS_IOCTL, next, "allow")
 	a.ld(argLow(1))
 	for _, c := range p.ioctls() {
 		a.jeq(c.cmd, "eperm", next)
 	}
+	if p.signals() {
+		for _, c := range ownerIoctls {
+			a.jeq(c.cmd, "notify", next)
+		}
+	}
 	a.jeq(0, "allow", "allow")
+	if p.signals() {
+		for _, s := range signalCalls { // the signal is an int: its low word
+			a.label(s.name)
+			a.ld(argLow(s.sigArg))
+			a.jeq(0, "allow", "notify")
+		}
+	}
 	if p.NoSetID {
 		for _, m := range setIDModes {
 			pass := "allow"
@@ -436,6 +493,11 @@ func (p Policy) Program() ([]unix.SockFilter, error) {
 	a.label("fcntl") // fcntl(fd, cmd, arg): no lease, which blocks the caller's opens of a file outside
 	a.ld(argLow(1))
 	a.jeq(unix.F_SETLEASE, "eperm", next)
+	if p.signals() {
+		for _, cmd := range ownerFcntls {
+			a.jeq(cmd, "notify", next)
+		}
+	}
 	if p.DenyLocks {
 		for _, cmd := range []uint32{unix.F_SETLK, unix.F_SETLKW, unix.F_OFD_SETLK, unix.F_OFD_SETLKW} {
 			a.jeq(cmd, "eperm", next)
@@ -459,6 +521,9 @@ func (p Policy) Program() ([]unix.SockFilter, error) {
 	}
 	return a.assemble()
 }
+
+// signals says whether p hands signals to the supervisor: SuperviseSignals, with Supervise.
+func (p Policy) signals() bool { return p.Supervise && p.SuperviseSignals }
 
 // supervises says whether p hands system call nr to the supervisor.
 func (p Policy) supervises(nr uint32) bool {

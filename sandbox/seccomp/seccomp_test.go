@@ -286,3 +286,42 @@ func slicesContains(list []string, s string) bool {
 	}
 	return false
 }
+
+// TestProgramSupervisesSignals: with SuperviseSignals (and Supervise) every call that sends a signal other than 0
+// and the descriptor-owner fcntls and ioctls go to the supervisor; signal 0 and every other fcntl and ioctl stay
+// the kernel's; without it, or without Supervise, nothing of this is notified.
+func TestProgramSupervisesSignals(t *testing.T) {
+	for _, p := range []Policy{{Supervise: true, SuperviseSignals: true}, {Supervise: true}, {SuperviseSignals: true},
+		{Supervise: true, SuperviseSignals: true, NoSetID: true, DenyIPC: true, DenyTruncate: true, DenyLocks: true, DenyVsock: true}} {
+		prog, err := p.Program()
+		require.NoError(t, err)
+		on := p.Supervise && p.SuperviseSignals
+		want := uint32(retAllow)
+		if on {
+			want = retNotify
+		}
+		for _, s := range signalCalls {
+			args := make([]uint64, 4)
+			args[s.sigArg] = uint64(unix.SIGTERM)
+			require.Equal(t, want, runArgs(t, prog, auditArch, s.nr, args...), "%s(SIGTERM) with %+v", s.name, p)
+			args[s.sigArg] = 0x100000000 // signal 0 in the int the kernel reads
+			require.Equal(t, uint32(retAllow), runArgs(t, prog, auditArch, s.nr, args...), "%s(0) with %+v", s.name, p)
+		}
+		for _, cmd := range ownerFcntls {
+			require.Equal(t, want, run(t, prog, auditArch, unix.SYS_FCNTL, uint64(cmd)), "fcntl %d with %+v", cmd, p)
+		}
+		for _, c := range ownerIoctls {
+			require.Equal(t, want, run(t, prog, auditArch, unix.SYS_IOCTL, uint64(c.cmd)), "%s with %+v", c.name, p)
+		}
+		for _, cmd := range []uint64{unix.F_GETFL, unix.F_SETFL, unix.F_GETOWN, unix.F_DUPFD_CLOEXEC, unix.F_SETFD} {
+			require.Equal(t, uint32(retAllow), run(t, prog, auditArch, unix.SYS_FCNTL, cmd), "fcntl %d with %+v", cmd, p)
+		}
+		require.Equal(t, uint32(retAllow), run(t, prog, auditArch, unix.SYS_IOCTL, 0x541b), "FIONREAD (0x541b) with %+v", p)
+		if on {
+			require.Contains(t, p.Denied(), "supervised:kill")
+			require.Contains(t, p.Denied(), "supervised:fcntl:F_SETOWN")
+		} else {
+			require.NotContains(t, p.Denied(), "supervised:kill")
+		}
+	}
+}

@@ -126,6 +126,7 @@ type Supervisor struct {
 	getfd          bool
 	pidfdFlags     int
 	pidfd, pidfdOf int // the last caller's pidfd (or -1), and its thread ID
+	self           int // our own PID: the command and its descendants descend from it
 }
 
 // maxInside bounds the directories kept (and so the descriptors held): past it, all are let go. maxNames
@@ -138,7 +139,7 @@ const (
 // New is a supervisor for listener (from seccomp.InstallListener) that allows changes beneath roots.
 func New(listener int, roots []Root) *Supervisor {
 	return &Supervisor{listener: listener, roots: roots, inside: map[Ident]int{}, names: make([]string, maxNames), keys: make([]Ident, maxNames),
-		getfd: true, pidfdFlags: unix.PIDFD_THREAD, pidfd: -1}
+		getfd: true, pidfdFlags: unix.PIDFD_THREAD, pidfd: -1, self: unix.Getpid()}
 }
 
 // Serve answers notifications until the listener fails for good (its filter has no task left, or it is
@@ -160,7 +161,16 @@ func (s *Supervisor) Serve() {
 			return
 		}
 		r := resp{ID: n.ID}
-		if errno := s.handle(&n); errno != 0 {
+		var errno unix.Errno
+		if signalNr(n.Nr) {
+			var resume bool
+			if errno, resume = s.signal(&n); resume {
+				r.Flags = unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE
+			}
+		} else {
+			errno = s.handle(&n)
+		}
+		if errno != 0 {
 			r.Error = -int32(errno)
 		}
 		unix.Syscall(unix.SYS_IOCTL, uintptr(s.listener), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&r)))
@@ -290,36 +300,18 @@ func (s *Supervisor) onFD(base int, opath bool, c call) unix.Errno {
 // answered as on the file it names, beneath a root only. A descriptor that is not open is EBADF, as the
 // kernel answers.
 func (s *Supervisor) commandFD(tid, fd int, needOPath bool) (int, bool, error) {
-	if s.getfd {
-		if s.pidfdOf != tid { // the last caller's pidfd is kept: pidfd_open costs as much as the rest here
-			unix.Close(s.pidfd)
-			pidfd, err := unix.PidfdOpen(tid, s.pidfdFlags)
-			if err == unix.EINVAL && s.pidfdFlags != 0 { // before 6.9: a thread-group leader only, tid itself
-				s.pidfdFlags = 0
-				pidfd, err = unix.PidfdOpen(tid, 0)
+	// The duplicate is only checked, changed through and closed: while the command holds its own, that
+	// close is not the last, but it is a close (f_op->flush: FUSE_FLUSH to a FUSE server, an NFS
+	// write-back), as a second descriptor's is.
+	if got, err := s.commandFile(tid, fd); err == nil {
+		fl := 0
+		if needOPath {
+			if fl, err = unix.FcntlInt(uintptr(got), unix.F_GETFL, 0); err != nil {
+				unix.Close(got)
+				return -1, false, err
 			}
-			s.pidfd, s.pidfdOf = pidfd, tid // -1 on failure: pidfd_getfd is EBADF, and /proc answers
 		}
-		// The duplicate is only checked, changed through and closed: while the command holds its own, that
-		// close is not the last, but it is a close (f_op->flush: FUSE_FLUSH to a FUSE server, an NFS
-		// write-back), as a second descriptor's is.
-		got, err := unix.PidfdGetfd(s.pidfd, fd, 0)
-		if err == nil {
-			fl := 0
-			if needOPath {
-				if fl, err = unix.FcntlInt(uintptr(got), unix.F_GETFL, 0); err != nil {
-					unix.Close(got)
-					return -1, false, err
-				}
-			}
-			return got, fl&unix.O_PATH != 0, nil
-		}
-		switch err {
-		case unix.ENOSYS: // before 5.6: never again
-			s.getfd = false
-		case unix.ESRCH: // the kept pidfd's thread has ended: tid is another's now, opened again next time
-			s.pidfdOf = 0
-		}
+		return got, fl&unix.O_PATH != 0, nil
 	}
 	got, err := unix.Open(procPath(tid, "fd/"+msg.Itoa(fd)), unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err == unix.ENOENT { // not open (EBADF from pidfd_getfd comes here too)
