@@ -28,6 +28,9 @@ type workflow struct {
 	} `yaml:"jobs"`
 }
 
+// pinnedAction is an action pinned by its full commit hash: a tag can be moved to other code after review.
+var pinnedAction = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_./-]+@[0-9a-f]{40}$`)
+
 // TestWorkflow validates the CI matrix workflow, which cannot run here: it parses, its shard list is exactly
 // 1..N where N is the divisor in every --shard i/N, N is at most the number of kernels in vm/kernels.json (the
 // VM runner's interleaved shards then cover every kernel exactly once, none empty), the shard jobs upload JUnit
@@ -78,6 +81,9 @@ func TestWorkflow(t *testing.T) {
 			}
 			for _, m := range makeRe.FindAllStringSubmatch(st.Run, -1) {
 				assert.True(t, targets[m[1]], "job %s runs `make %s`, which no Makefile defines", name, m[1])
+			}
+			if st.Uses != "" {
+				assert.Regexp(t, pinnedAction, st.Uses, "job %s: a third-party action is pinned by its full commit hash, not a tag", name)
 			}
 			if name == "shard" && strings.HasPrefix(st.Uses, "actions/upload-artifact") {
 				sawUpload = true

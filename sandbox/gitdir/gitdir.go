@@ -272,6 +272,9 @@ func Discover(root int, wt *pathfd.Root, home string) (*Result, error) {
 		res.Grants = append(res.Grants, Grant{Root: *gd, Reason: "this worktree's git directory: index, HEAD, " +
 			"per-worktree refs and reflog, rebase and merge state, and their locks"})
 		err = g.linked(res, gd, b)
+		if err == nil {
+			res.Notes = append(res.Notes, Leftovers(gd)...)
+		}
 	} else {
 		gd.Close()
 	}
@@ -393,7 +396,48 @@ func (g *finder) linked(res *Result, gd *pathfd.Root, b []byte) error {
 		res.Grants = append(res.Grants, Grant{Root: pathfd.Root{Path: common + "/" + c.name, FD: fd,
 			Kind: pathfd.Dir}, Reason: c.reason})
 	}
+	// The reftable ref format (extensions.refStorage=reftable, git 2.45 and later) keeps every shared ref,
+	// pseudo-ref and reflog in <common>/reftable (tables.list and its tables, rewritten through
+	// tables.list.lock there), and this worktree's own in worktrees/<name>/reftable: granting that one
+	// directory whole lets git create, update and delete refs, which the files format cannot do here (its
+	// deletions lock <common>/packed-refs). It grants no more than refs/ does: the refs themselves.
+	reftable := false
+	fd, err := unix.Openat(cd.FD, "reftable", unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	switch {
+	case errors.Is(err, unix.ENOENT): // the files format
+	case err != nil:
+		return bad(cdFile, "commondir "+common+": reftable cannot be opened: "+err.Error())
+	default:
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			unix.Close(fd)
+			return bad(cdFile, "commondir "+common+": reftable is not a directory (a symlink?)")
+		}
+		reftable = true
+		res.Grants = append(res.Grants, Grant{Root: pathfd.Root{Path: common + "/reftable", FD: fd,
+			Kind: pathfd.Dir}, Reason: "the shared refs in the reftable format: tables.list, its tables and their lock"})
+	}
+	res.Notes = append(res.Notes, LinkedLimits(common, reftable))
 	return nil
+}
+
+// LinkedLimits is the warning every launch in a linked worktree gives (the report's warnings, and `confine probe
+// --worktree`): what git cannot do there, because common, the common directory's root, is not writable (see
+// the package doc), with reftable whether refs live in <common>/reftable (granted whole). Checked against git
+// 2.39 by the conformance cases git-worktree/parity*, whose table is the README's.
+func LinkedLimits(common string, reftable bool) string {
+	s := "git: linked worktree: " + common + " itself is not writable (a file created there could redirect " +
+		"the main checkout's git), so under confine git cannot write the shared config (git config, remote add, " +
+		"checkout -b NEW origin/X, submodule add, sparse-checkout set), add a worktree, or run gc"
+	if reftable {
+		return s + "; run those outside confine"
+	}
+	return s + ", and cannot delete a ref, which locks " + common + "/packed-refs: branch -d, tag -d, " +
+		"fetch --prune, bisect, stash pop and drop, and the end of cherry-pick and rebase, which then exit 0 " +
+		"but leave CHERRY_PICK_HEAD or REBASE_HEAD behind (git 2.39 and 2.47; git 2.47 also leaves AUTO_MERGE " +
+		"after commit, merge and stash). Run those outside confine, or " +
+		"use the reftable ref format (git 2.45+; git 2.46+ converts with git refs migrate --ref-format=reftable), whose ref directory " +
+		"confine grants"
 }
 
 // readChild reads the regular file name in dir, opened once beneath dir's descriptor without following a
@@ -457,4 +501,38 @@ func readAt(dir int, name, file string, st *unix.Stat_t) ([]byte, error) {
 		return nil, bad(file, "is more than "+msg.Itoa(MaxPointer)+" bytes")
 	}
 	return buf[:n], nil
+}
+
+// leftover is a pseudo-ref that git deletes when the operation that wrote it ends, and the state that says the
+// operation has not ended: without it, the pseudo-ref is left from a run that could not delete it.
+var leftovers = []struct{ name, inProgress, effect string }{
+	{"CHERRY_PICK_HEAD", "MERGE_MSG", "git status says a cherry-pick is in progress, and every later git commit " +
+		"takes that commit's author"},
+	{"REVERT_HEAD", "MERGE_MSG", "git status says a revert is in progress"},
+	{"REBASE_HEAD", "rebase-merge", "git status and the next rebase see a rebase that has ended"},
+}
+
+// Leftovers are warnings about the pseudo-refs in the linked worktree's git directory gd (files format) that an
+// earlier confined run left: git deletes them through a ref transaction that locks <common>/packed-refs, which
+// is not writable, and exits 0 (LinkedLimits). A pseudo-ref counts as left over when no state of its operation is
+// beside it (MERGE_MSG, which a conflicted cherry-pick or revert writes; the sequencer directory; rebase-merge or
+// rebase-apply). Checked by name beneath gd's descriptor, without following symlinks.
+func Leftovers(gd *pathfd.Root) []string {
+	exists := func(name string) bool {
+		var st unix.Stat_t
+		return unix.Fstatat(gd.FD, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
+	}
+	if exists("sequencer") || exists("rebase-merge") || exists("rebase-apply") {
+		return nil
+	}
+	var out []string
+	for _, l := range leftovers {
+		if exists(l.name) && !exists(l.inProgress) {
+			p := gd.Path + "/" + l.name
+			out = append(out, "git: "+p+" is left over, most likely from a git command under confine that "+
+				"could not delete it (it exits 0; see the linked worktree warning): "+l.effect+". If no such "+
+				"operation is under way, remove it: rm "+p)
+		}
+	}
+	return out
 }

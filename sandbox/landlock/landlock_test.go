@@ -50,6 +50,19 @@ func TestRuleRightsFileVersusDir(t *testing.T) {
 	}
 }
 
+// A connect rule grants RESOLVE_UNIX alone, where it is handled (ABI 9), and so nothing below it: the launcher
+// adds no such rule there.
+func TestConnectRuleRights(t *testing.T) {
+	for abi := 1; abi <= HighestKnownABI; abi++ {
+		got := Rule{Connect: true}.Rights(HandledWrites(abi))
+		if abi >= 9 {
+			require.Equal(t, ResolveUnix, got, "ABI %d", abi)
+		} else {
+			require.Zero(t, got, "ABI %d", abi)
+		}
+	}
+}
+
 func TestFirstKernel(t *testing.T) {
 	require.Equal(t, "5.13", FirstKernel(1))
 	require.Equal(t, "6.2", FirstKernel(3))

@@ -68,14 +68,24 @@ func Query(k Syscalls) (Status, error) {
 }
 
 // Rule is one path-beneath rule: FD is the root's descriptor, opened once without following symlinks; Dir
-// says whether that descriptor is a directory (from fstat on the same descriptor).
+// says whether that descriptor is a directory (from fstat on the same descriptor). Connect makes it a rule for
+// a pathname unix socket that grants ResolveUnix alone (ABI 9), and no write.
 type Rule struct {
-	Path string
-	FD   int
-	Dir  bool
+	Path    string
+	FD      int
+	Dir     bool
+	Connect bool
 }
 
-// Restrict creates one ruleset that handles handled and scopes scoped (0 below ABI 6), adds each rule with RuleRights(handled, rule.Dir),
+// Rights are the rights r grants under handled: ResolveUnix for a Connect rule, else RuleRights.
+func (r Rule) Rights(handled Access) Access {
+	if r.Connect {
+		return handled & ResolveUnix
+	}
+	return RuleRights(handled, r.Dir)
+}
+
+// Restrict creates one ruleset that handles handled and scopes scoped (0 below ABI 6), adds each rule with its Rights,
 // sets no_new_privs and restricts the calling thread. Lock the OS thread first, and execve from it. Any
 // failure is returned before restrict_self, so that nothing runs less confined than asked; an empty handled
 // set or rule list is an error, never an unconfined "success".
@@ -92,7 +102,7 @@ func Restrict(k Syscalls, handled Access, scoped Scope, rules []Rule) error {
 	}
 	defer k.Close(fd)
 	for _, r := range rules {
-		rights := RuleRights(handled, r.Dir)
+		rights := r.Rights(handled)
 		if rights == 0 {
 			return msg.Err("landlock_add_rule ", r.Path, ": no right to grant")
 		}

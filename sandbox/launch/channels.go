@@ -73,6 +73,9 @@ func channels(abi int, metadata Metadata, root, tty, pidNS, strict bool) map[str
 		ch.closed("caps", "not root: no capability outside the command's own user namespace")
 	}
 	switch {
+	case !tty && layer && abi > 0: // bwrap's (ABI 0) command has no controlling terminal
+		ch.closed("tty", "no terminal device is writable but the caller's terminal: its descriptors, and /dev/tty, "+
+			"which the mount layer binds to that terminal; TIOCSTI and TIOCLINUX are denied")
 	case !tty:
 		ch.closed("tty", "no terminal device is writable but the caller's descriptors; TIOCSTI and TIOCLINUX are denied")
 	case layer:

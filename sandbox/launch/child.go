@@ -549,9 +549,9 @@ func bwrapText(b bool) string {
 func buildChildLayer(s System, part *LayeredPart, fds []int) ([]landlock.Rule, error) {
 	rules := make([]landlock.Rule, len(part.Rules))
 	var writable []*pathfd.Root
-	devpts, shm := -1, -1
+	devpts, shm, terminal := -1, -1, -1
 	for i, r := range part.Rules {
-		rules[i] = landlock.Rule{Path: r.Path, FD: fds[i], Dir: r.Dir}
+		rules[i] = landlock.Rule{Path: r.Path, FD: fds[i], Dir: r.Dir, Connect: r.Connect}
 		if r.Writable {
 			writable = append(writable, &pathfd.Root{Path: r.Path, FD: fds[i]})
 		}
@@ -561,8 +561,11 @@ func buildChildLayer(s System, part *LayeredPart, fds []int) ([]landlock.Rule, e
 		if r.Shm {
 			shm = i
 		}
+		if r.Terminal {
+			terminal = fds[i]
+		}
 	}
-	priv := Private{Devpts: devpts >= 0, Shm: -1, Interop: part.Interop}
+	priv := Private{Devpts: devpts >= 0, Shm: -1, Terminal: terminal, Interop: part.Interop}
 	if shm >= 0 {
 		priv.Shm = fds[shm]
 	}

@@ -26,15 +26,17 @@ const (
 type Config struct {
 	Worktree string   // absolute, clean; required in WorkspaceWrite
 	Allow    []string // more writable roots: directories or single files
-	Mode     Mode
-	Backend  Backend
-	ReportFD int // -1 for none
-	TTY      bool
-	Strict   bool              // refuse when any channel (see channels.go) stays open
-	NoGit    bool              // --no-git: grant no git directory found from the worktree
-	Why      map[string]string // the report rule's reason for an Allow path, e.g. "profile npm: npm_config_cache"
-	Notes    []string          // warnings for the report from before Run, e.g. a profile directory left out
-	Argv     []string          // the command and its arguments, non-empty
+	// AllowSocket are pathname unix sockets the command may connect to (a connect-only rule each, ABI 9).
+	AllowSocket []string
+	Mode        Mode
+	Backend     Backend
+	ReportFD    int // -1 for none
+	TTY         bool
+	Strict      bool              // refuse when any channel (see channels.go) stays open
+	NoGit       bool              // --no-git: grant no git directory found from the worktree
+	Why         map[string]string // the report rule's reason for an Allow path, e.g. "profile npm: npm_config_cache"
+	Notes       []string          // warnings for the report from before Run, e.g. a profile directory left out
+	Argv        []string          // the command and its arguments, non-empty
 
 	// ConfigFile is the kernel's name of the --config file the flags came from (symlinks resolved), or "".
 	// Run refuses it where the command could rewrite it for the next launch: beneath any writable rule (the

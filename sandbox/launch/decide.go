@@ -68,6 +68,8 @@ type HostShape struct {
 	// (wantsBwrap); "" with BwrapErr saying why where there is none: a *report.Refusal for a bad CONFINE_BWRAP.
 	Bwrap    string
 	BwrapErr error
+	// Terminal says that one of descriptors 0 to 2 is the caller's controlling terminal (Facts.Terminal).
+	Terminal bool
 }
 
 // Decision is what Decide makes of a Config and a HostShape: the backend, the ABI the launch acts on, and the
@@ -88,6 +90,7 @@ type Decision struct {
 	euid     int
 	strict   bool
 	tty      bool
+	terminal bool // HostShape.Terminal
 	channels bool // the channels are worked out: a report is wanted, or --strict
 }
 
@@ -105,7 +108,7 @@ func wantsBwrap(b Backend, st landlock.Status) bool {
 // under bwrap, whose mount layer cannot close it.
 func Decide(cfg Config, h HostShape) Decision {
 	st := h.Landlock
-	d := Decision{layerWhy: h.Layer, euid: h.EUID, strict: cfg.Strict, tty: cfg.TTY,
+	d := Decision{layerWhy: h.Layer, euid: h.EUID, strict: cfg.Strict, tty: cfg.TTY, terminal: h.Terminal,
 		channels: cfg.ReportFD >= 0 || cfg.Strict}
 	if h.WSL == WSL1 { // refused before Landlock is asked: the report says "unknown"
 		d.Refusal = report.Refuse(report.WSL1, "WSL1 is not a Linux kernel and has no Landlock: use WSL2")
@@ -170,6 +173,19 @@ type Guard struct {
 	InteropRefusal, StrictRefusal error
 }
 
+// noTTYWarning is the warning for a caller whose terminal is on descriptors 0 to 2 and who did not pass --tty,
+// where the terminal cannot be bound over /dev/tty: without a mount layer /dev/tty is the magic node (5, 0),
+// which names whatever terminal the command controls when it opens it, so no rule can hold it to the caller's;
+// under bwrap the command has a session of its own, with no controlling terminal.
+func noTTYWarning(bwrap bool) string {
+	why := "no mount layer binds the terminal over /dev/tty"
+	if bwrap {
+		why = "bwrap gives the command a session of its own, without a controlling terminal"
+	}
+	return "the caller's terminal works through descriptors 0 to 2 only: " + why + ", so a program that reopens " +
+		"/dev/tty (less, git's pager, an editor, a password prompt) fails; pass --tty, or set PAGER=cat"
+}
+
 // Guard is strategy k's guard under d.
 func (d *Decision) Guard(k Strategy) Guard {
 	metadata := k.Metadata()
@@ -180,6 +196,9 @@ func (d *Decision) Guard(k Strategy) Guard {
 	g.Policy = policy(d.ABI, metadata, d.strict)
 	g.Policy.DenyVsock = d.CloseInterop || d.Interop == interopStateDisabled
 	g.Warnings = warnings(d.ABI, metadata, d.Backend == Bwrap)
+	if d.terminal && !d.tty && (metadata != MetadataMountLayer || d.Backend == Bwrap) {
+		g.Warnings = append(g.Warnings, noTTYWarning(d.Backend == Bwrap))
+	}
 	if metadata != MetadataMountLayer && d.layerWhy != nil {
 		instead := ": metadata is denied everywhere instead"
 		if metadata == MetadataSupervisor {

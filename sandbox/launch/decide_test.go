@@ -256,3 +256,38 @@ func TestDecideIsPure(t *testing.T) {
 		t.Fatalf("decisions %+v and %+v", a, b)
 	}
 }
+
+// A caller's terminal on descriptors 0 to 2 is a warning exactly where /dev/tty cannot be bound to it: with
+// no mount layer, and under bwrap; never with --tty, never without a terminal.
+func TestTerminalWarning(t *testing.T) {
+	hasWarning := func(g Guard) bool {
+		return slices.ContainsFunc(g.Warnings, func(w string) bool { return strings.Contains(w, "reopens /dev/tty") })
+	}
+	cfg := auto
+	for _, c := range []struct {
+		name     string
+		tty      bool
+		host     HostShape
+		strategy Strategy
+		want     bool
+	}{
+		{"layer", false, HostShape{EUID: user, Landlock: abi(7), Terminal: true}, UserChild, false},
+		{"root's layer", false, HostShape{EUID: 0, Landlock: abi(7), Terminal: true}, InPlace, false},
+		{"supervisor", false, HostShape{EUID: user, Landlock: abi(7), Layer: mountsDenied, Terminal: true}, Supervised, true},
+		{"seccomp-deny", false, HostShape{EUID: 0, Landlock: abi(3), Layer: nsBlocked, Listener: listenerHeld, Terminal: true}, SeccompDeny, true},
+		{"bwrap", false, HostShape{EUID: user, Landlock: absent, Bwrap: "/usr/bin/bwrap", Terminal: true}, BwrapChild, true},
+		{"supervisor, --tty", true, HostShape{EUID: user, Landlock: abi(7), Layer: mountsDenied, Terminal: true}, Supervised, false},
+		{"supervisor, no terminal", false, HostShape{EUID: user, Landlock: abi(7), Layer: mountsDenied}, Supervised, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg.TTY = c.tty
+			d := Decide(cfg, c.host)
+			if d.Refusal != nil || d.Order[0] != c.strategy {
+				t.Fatalf("decision: %v, %v; want %s first", d.Refusal, d.Order, c.strategy)
+			}
+			if got := hasWarning(d.Guard(c.strategy)); got != c.want {
+				t.Errorf("terminal warning: %v, want %v", got, c.want)
+			}
+		})
+	}
+}

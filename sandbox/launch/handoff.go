@@ -70,6 +70,8 @@ type HandoffRule struct {
 	Writable bool // gets a writable clone in the mount layer
 	Devpts   bool // /dev/pts with --tty: the layer mounts a private devpts instance and the rule moves to it
 	Shm      bool // /dev/shm: the layer mounts a private tmpfs on this descriptor and the rule moves to it
+	Terminal bool // the caller's terminal: the layer binds it over /dev/tty (Private.Terminal)
+	Connect  bool // a connect-only rule for a pathname unix socket (landlock.Rule.Connect)
 }
 
 // rules are h's rules: a layered child's, else none.
@@ -101,7 +103,7 @@ func (p *plan) handoff(prog []unix.SockFilter, callerReportFD int) *Handoff {
 		writable[r.FD] = true
 	}
 	for i, r := range p.rules {
-		h.Layered.Rules = append(h.Layered.Rules, HandoffRule{Path: r.Path, Dir: r.Dir, Writable: writable[r.FD], Devpts: i == p.devpts, Shm: i == p.shm})
+		h.Layered.Rules = append(h.Layered.Rules, HandoffRule{Path: r.Path, Dir: r.Dir, Writable: writable[r.FD], Devpts: i == p.devpts, Shm: i == p.shm, Terminal: i == p.term, Connect: r.Connect})
 		h.fds = append(h.fds, r.FD)
 	}
 	return h
@@ -137,7 +139,7 @@ func (h *Handoff) marshal() []byte {
 		e.num(uint64(len(h.Layered.Rules)))
 		for _, r := range h.Layered.Rules {
 			e.str(r.Path)
-			e.num(uint64(flag(r.Dir) | flag(r.Writable)<<1 | flag(r.Devpts)<<2 | flag(r.Shm)<<3))
+			e.num(uint64(flag(r.Dir) | flag(r.Writable)<<1 | flag(r.Devpts)<<2 | flag(r.Shm)<<3 | flag(r.Terminal)<<4 | flag(r.Connect)<<5))
 		}
 		e.num(uint64(flag(h.Layered.Interop)))
 	case HandoffBwrap:
@@ -174,7 +176,7 @@ func unmarshalHandoff(b []byte) (*Handoff, error) {
 			r := &h.Layered.Rules[i]
 			r.Path = d.str()
 			f := d.num()
-			r.Dir, r.Writable, r.Devpts, r.Shm = f&1 != 0, f&2 != 0, f&4 != 0, f&8 != 0
+			r.Dir, r.Writable, r.Devpts, r.Shm, r.Terminal, r.Connect = f&1 != 0, f&2 != 0, f&4 != 0, f&8 != 0, f&16 != 0, f&32 != 0
 		}
 		h.Layered.Interop = d.num()&1 != 0
 	case HandoffBwrap:

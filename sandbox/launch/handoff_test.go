@@ -15,7 +15,7 @@ func TestHandoffRoundTrip(t *testing.T) {
 		Report: []byte(`{"outcome":"exec"}`), Init: true, Warn: "w"}
 	layered, bwrap := shared, shared
 	layered.Kind, layered.Layered = HandoffLayered, &LayeredPart{Interop: true,
-		Rules: []HandoffRule{{Path: "/w", Dir: true, Writable: true}, {Path: "/dev/pts", Dir: true, Devpts: true}, {Path: "/dev/shm", Dir: true, Shm: true}}}
+		Rules: []HandoffRule{{Path: "/w", Dir: true, Writable: true}, {Path: "/dev/pts", Dir: true, Devpts: true}, {Path: "/dev/shm", Dir: true, Shm: true}, {Path: "/dev/pts/3", Terminal: true}, {Path: "/run/user/1000/gnupg/S.gpg-agent", Connect: true}}}
 	bwrap.Kind, bwrap.Bwrap = HandoffBwrap, &BwrapPart{Binds: []Bind{{Path: "/w", Dev: 1, Ino: 2}}, UID: 1000, GID: 1000}
 	for _, h := range []Handoff{layered, bwrap} {
 		got, err := unmarshalHandoff(h.marshal())

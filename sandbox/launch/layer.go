@@ -46,6 +46,8 @@ var ErrSupervisorUnavailable = errors.New("supervisor unavailable")
 type Private struct {
 	Devpts bool // a new devpts instance on /dev/pts (--tty)
 	Shm    int  // an O_PATH descriptor of /dev/shm, which gets a new tmpfs; or -1
+	// Terminal is an O_PATH descriptor of the caller's terminal (Facts.Terminal), bound over /dev/tty; or -1.
+	Terminal int
 	// Interop closes WSL2's Windows interop (wsl.go): an empty read-only tmpfs over /run/WSL, and the Windows
 	// drive mounts outside the writable roots noexec.
 	Interop bool
@@ -70,6 +72,9 @@ func buildMountLayer(roots []*pathfd.Root, priv Private) (m Mounted, committed b
 		if m.Shm, err = mountShm(priv.Shm); err != nil {
 			return m, true, err
 		}
+	}
+	if priv.Terminal >= 0 {
+		bindTerminal(priv.Terminal)
 	}
 	if priv.Devpts {
 		if m.Devpts, err = mountDevpts(); err != nil {
@@ -118,6 +123,19 @@ func mountTmpfs(mode string, attrs, at int, path string) (int, error) {
 		return -1, msg.Err("move_mount tmpfs onto ", path, ": ", err)
 	}
 	return mnt, nil
+}
+
+// bindTerminal binds the terminal node at fd (an O_PATH descriptor in this mount namespace) over /dev/tty
+// (open_tree and move_mount, 5.2), so that /dev/tty is the caller's terminal and no other, whatever terminal the
+// command later controls: its rule is on that node, whose inode the bind shows. A failure leaves /dev/tty as it
+// was, unwritable as before; nothing else depends on it, so it does not fail the layer.
+func bindTerminal(fd int) {
+	tree, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH)
+	if err != nil {
+		return
+	}
+	defer unix.Close(tree)
+	unix.MoveMount(tree, "", unix.AT_FDCWD, "/dev/tty", unix.MOVE_MOUNT_F_EMPTY_PATH)
 }
 
 // mountDevpts mounts a new devpts instance (newinstance, 2.6.29; fsopen and fsmount, 5.2) over /dev/pts, so

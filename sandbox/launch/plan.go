@@ -36,6 +36,8 @@ type plan struct {
 	writable []*pathfd.Root // the roots the mount layer keeps writable
 	devpts   int            // with --tty, the index in rules of /dev/pts, which the layer replaces; else -1
 	shm      int            // the index in rules of /dev/shm, which the layer's private tmpfs replaces; else -1
+	terminal Terminal       // the caller's terminal, which gets a rule and, in the layer, is bound over /dev/tty
+	term     int            // the index in rules of terminal; else -1
 	pidNS    bool           // the command runs in a PID namespace of its own, under a layered child as init
 	path     string         // the command, resolved through PATH
 	argv     []string
@@ -49,9 +51,12 @@ type plan struct {
 
 // private is what the mount layer adds for this plan.
 func (p *plan) private() Private {
-	priv := Private{Devpts: p.devpts >= 0, Shm: -1, Interop: p.closeWSL}
+	priv := Private{Devpts: p.devpts >= 0, Shm: -1, Terminal: -1, Interop: p.closeWSL}
 	if p.shm >= 0 {
 		priv.Shm = p.rules[p.shm].FD
+	}
+	if p.term >= 0 {
+		priv.Terminal = p.rules[p.term].FD
 	}
 	return priv
 }
@@ -81,6 +86,9 @@ func (p *plan) shareShm() {
 		if r.FD == p.rules[p.shm].FD {
 			p.writable = append(p.writable, r)
 		}
+	}
+	if p.term > p.shm {
+		p.term--
 	}
 	p.shm = -1
 	p.notes = append(p.notes, "no mount layer, so no private /dev/shm: the host's is writable (POSIX shared memory "+
@@ -122,8 +130,18 @@ func (p *plan) close() {
 // strategy has chosen in which mount namespace; the guard, and with it the seccomp program, comes last.
 func newPlan(cfg Config, f Facts, d *Decision, rep *report.Report) *plan {
 	return &plan{bwrap: d.Bwrap, abi: d.ABI, wsl: f.WSL, euid: f.EUID, tty: cfg.TTY, strict: cfg.Strict,
-		report: cfg.ReportFD >= 0, handled: d.Handled, scoped: d.Scoped, devpts: -1, shm: -1, argv: cfg.Argv,
-		env: environ(f.WSL == WSL2 && !cfg.AllowInterop), rep: rep, interop: d.Interop, closeWSL: d.CloseInterop}
+		report: cfg.ReportFD >= 0, handled: d.Handled, scoped: d.Scoped, devpts: -1, shm: -1, term: -1, argv: cfg.Argv,
+		env: environ(f.WSL == WSL2 && !cfg.AllowInterop), rep: rep, interop: d.Interop, closeWSL: d.CloseInterop,
+		terminal: terminalRule(cfg, f, d)}
+}
+
+// terminalRule is the caller's terminal where it gets a rule: without --tty (which grants /dev/tty itself) and
+// under Landlock (bwrap's synthetic /dev has a /dev/tty of its own).
+func terminalRule(cfg Config, f Facts, d *Decision) Terminal {
+	if cfg.TTY || d.Bwrap != "" {
+		return Terminal{}
+	}
+	return f.Terminal
 }
 
 // stdioRefusal refuses a directory on descriptor 0, 1 or 2: the command could change files beneath it.
@@ -236,6 +254,10 @@ func (p *plan) open(cfg Config, root int) error {
 		}
 		p.grant(r, cfg.Why[want.path])
 	}
+	p.openTerminal(root)
+	if err := p.openSockets(root, cfg.AllowSocket); err != nil {
+		return err
+	}
 	p.notes = append(p.notes, cfg.Notes...)
 	if wt != nil && !cfg.NoGit {
 		if err := p.openGit(root, wt); err != nil {
@@ -251,6 +273,50 @@ func (p *plan) open(cfg Config, root int) error {
 	var err error
 	p.path, err = lookPath(cfg.Argv[0])
 	return err
+}
+
+// openTerminal grants the caller's terminal (p.terminal), opened in the mount namespace whose root directory is
+// root, if the node found there is the same device: writes and ioctls on it are what the command can already
+// do through its descriptors. A node that is gone or another device is a note, not a refusal.
+func (p *plan) openTerminal(root int) {
+	if p.terminal.Path == "" {
+		return
+	}
+	r, err := pathfd.OpenIn(root, p.terminal.Path)
+	if err != nil {
+		p.notes = append(p.notes, msg.Str("no rule for the caller's terminal ", p.terminal.Path, ": ", err))
+		return
+	}
+	var st unix.Stat_t
+	if r.Kind != pathfd.CharDev || unix.Fstat(r.FD, &st) != nil || st.Rdev != p.terminal.Rdev {
+		r.Close()
+		p.notes = append(p.notes, msg.Str("no rule for the caller's terminal ", p.terminal.Path, ": the node there is another device"))
+		return
+	}
+	p.roots = append(p.roots, r)
+	p.term = len(p.rules)
+	p.grant(r, "the caller's terminal, which a mount layer binds over /dev/tty")
+}
+
+// openSockets gives each --allow-socket a connect-only rule (ResolveUnix), opened like a root in the mount
+// namespace whose root directory is root. Below ABI 9 connecting is not handled, so no rule is needed, and
+// none is added: a rule must grant a handled right. A path that is not a socket is a bad-root refusal.
+func (p *plan) openSockets(root int, paths []string) error {
+	for _, path := range paths {
+		r, err := pathfd.OpenSocketIn(root, path)
+		if err != nil {
+			return &report.Refusal{Reason: report.BadRoot, Err: msg.Err("--allow-socket: ", err)}
+		}
+		p.roots = append(p.roots, r)
+		if p.handled&landlock.ResolveUnix == 0 {
+			p.notes = append(p.notes, msg.Str("--allow-socket ", path, ": no rule needed: ", abiHere(p.abi),
+				", where connecting to a pathname unix socket is not handled"))
+			continue
+		}
+		p.rules = append(p.rules, landlock.Rule{Path: r.Path, FD: r.FD, Connect: true})
+		p.ruleWhy = append(p.ruleWhy, "--allow-socket: connect only")
+	}
+	return nil
 }
 
 // configOutside refuses (usage) the --config file at path (its kernel name; "" for none) where the command

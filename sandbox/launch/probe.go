@@ -1,10 +1,15 @@
 package launch
 
 import (
+	"os"
+
 	"golang.org/x/sys/unix"
+
+	"github.com/confine-dev/confine/sandbox/gitdir"
 
 	"github.com/confine-dev/confine/sandbox/internal/msg"
 	"github.com/confine-dev/confine/sandbox/landlock"
+	"github.com/confine-dev/confine/sandbox/pathfd"
 	"github.com/confine-dev/confine/sandbox/report"
 )
 
@@ -127,4 +132,21 @@ func trustedBwrap(f Facts) (path string, fd int, err error) {
 		unix.Close(r.FD)
 	}
 	return path, fd, err
+}
+
+// GitWarnings are the warnings a launch with --worktree dir would give about its git directories (package gitdir):
+// for a linked worktree, what git cannot do there under confine and why (gitdir.LinkedLimits); for a pointer a
+// launch would refuse, that refusal. `confine probe --worktree DIR` prints them.
+func GitWarnings(dir string) []string {
+	wt, err := pathfd.Open(dir)
+	if err != nil {
+		return []string{msg.Str("git: --worktree ", dir, ": ", err, ": a launch there is refused")}
+	}
+	defer wt.Close()
+	res, err := gitdir.Discover(pathfd.Here, wt, os.Getenv("HOME"))
+	if err != nil {
+		return []string{msg.Str("git: ", err, ": a launch there is refused (--no-git skips git discovery)")}
+	}
+	defer res.Close()
+	return res.Notes
 }

@@ -101,7 +101,8 @@ func Run(cfg Config, f Facts, s System) error {
 // hostShape is the HostShape of these facts and Landlock's answer, with nothing known yet of what the host
 // allows.
 func hostShape(f Facts, st landlock.Status) HostShape {
-	return HostShape{EUID: f.EUID, WSL: f.WSL, Interop: f.Interop, Release: f.Release, Landlock: st}
+	return HostShape{EUID: f.EUID, WSL: f.WSL, Interop: f.Interop, Release: f.Release, Landlock: st,
+		Terminal: f.Terminal.Path != ""}
 }
 
 // writeReport writes a marshalled report to fd (if >= 0) and closes fd, so the command does not inherit it.

@@ -5,7 +5,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/confine-dev/confine/sandbox/landlock"
 	"github.com/confine-dev/confine/sandbox/report"
 )
 
@@ -171,10 +170,13 @@ func (r *runner) fillRules() {
 	p, rules := r.p, []report.Rule{}
 	for i, rule := range p.rules {
 		typ := "file"
-		if rule.Dir {
+		switch {
+		case rule.Dir:
 			typ = "dir"
+		case rule.Connect:
+			typ = "socket"
 		}
-		rules = append(rules, report.Rule{Path: rule.Path, Type: typ, Rights: landlock.RuleRights(p.handled, rule.Dir).Names(),
+		rules = append(rules, report.Rule{Path: rule.Path, Type: typ, Rights: rule.Rights(p.handled).Names(),
 			Reason: p.ruleWhy[i]})
 	}
 	r.rep.Rules = rules

@@ -129,7 +129,7 @@ func TestInteropLayerHidesTheSocketsAndMakesDrivesNoexec(t *testing.T) {
 			return
 		}
 		defer root.Close()
-		if _, _, s.err = buildMountLayer([]*pathfd.Root{root}, Private{Shm: -1, Interop: true}); s.err != nil {
+		if _, _, s.err = buildMountLayer([]*pathfd.Root{root}, Private{Shm: -1, Terminal: -1, Interop: true}); s.err != nil {
 			return
 		}
 		fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)

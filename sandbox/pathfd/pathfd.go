@@ -17,11 +17,13 @@ import (
 // Kind is the type of the opened inode, taken from fstat on the descriptor itself.
 type Kind string
 
-// The kinds of inode a root may be. Anything else (socket, FIFO, block device, symlink) is refused.
+// The kinds of inode a root may be. Anything else (FIFO, block device, symlink) is refused, and a socket is
+// opened by OpenSocketIn alone.
 const (
 	Dir     Kind = "dir"
 	File    Kind = "file"    // regular file
 	CharDev Kind = "chardev" // e.g. /dev/null, /dev/tty
+	Socket  Kind = "socket"  // a pathname unix socket (OpenSocketIn)
 )
 
 // Root is an opened root: FD is an O_PATH|O_CLOEXEC descriptor of Path.
@@ -67,7 +69,13 @@ const Here = -1
 // root is Here, or a descriptor of another mount namespace's root directory (such as /proc/PID/root), in
 // which path is then resolved (RESOLVE_IN_ROOT): the descriptor lands on that namespace's mount.
 // Errors wrap ErrBadPath for a missing, symlinked or odd path.
-func OpenIn(root int, path string) (*Root, error) {
+func OpenIn(root int, path string) (*Root, error) { return openIn(root, path, false) }
+
+// OpenSocketIn is OpenIn for a pathname unix socket, which it must be (ErrBadPath otherwise): the same walk,
+// following no symlink.
+func OpenSocketIn(root int, path string) (*Root, error) { return openIn(root, path, true) }
+
+func openIn(root int, path string, socket bool) (*Root, error) {
 	if err := Check(path); err != nil {
 		return nil, err
 	}
@@ -87,7 +95,7 @@ func OpenIn(root int, path string) (*Root, error) {
 	if err != nil {
 		return nil, describe(root, path, err)
 	}
-	r, err := validate(root, path, rootName(root)+path, fd)
+	r, err := validate(root, path, rootName(root)+path, fd, socket)
 	if err != nil {
 		unix.Close(fd)
 		return nil, err
@@ -145,8 +153,9 @@ func rootName(root int) string {
 	return name
 }
 
-// validate checks fd, opened for path in root's mount namespace, whose kernel name (/proc/self/fd) must be want.
-func validate(root int, path, want string, fd int) (*Root, error) {
+// validate checks fd, opened for path in root's mount namespace, whose kernel name (/proc/self/fd) must be want,
+// and which must be a socket if socket, else a directory, regular file or character device.
+func validate(root int, path, want string, fd int, socket bool) (*Root, error) {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil, msg.Err("fstat ", path, ": ", err)
@@ -159,11 +168,19 @@ func validate(root int, path, want string, fd int) (*Root, error) {
 		kind = File
 	case unix.S_IFCHR:
 		kind = CharDev
+	case unix.S_IFSOCK:
+		kind = Socket
 	case unix.S_IFLNK:
 		// O_PATH|O_NOFOLLOW on a final symlink opens the link itself.
 		return nil, symlinked(root, path, " is a symlink")
 	default:
 		return nil, msg.Err(ErrBadPath, ": ", path, " is not a directory, regular file or character device (mode ", msg.Oct(st.Mode&unix.S_IFMT), ")")
+	}
+	if socket != (kind == Socket) {
+		if socket {
+			return nil, msg.Err(ErrBadPath, ": ", path, " is not a unix socket")
+		}
+		return nil, msg.Err(ErrBadPath, ": ", path, " is a unix socket (--allow-socket connects to one)")
 	}
 	// Where /proc is mounted, the kernel's name for the descriptor must be the path we asked for: it was
 	// opened without following links, so anything else means the tree moved under us.

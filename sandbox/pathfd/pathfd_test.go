@@ -1,6 +1,7 @@
 package pathfd
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -39,13 +40,13 @@ func TestOpenNoFollowFallbackAgrees(t *testing.T) {
 	require.NoError(t, os.Symlink(dir, filepath.Join(dir, "link")))
 	fd, err := openNoFollow(Here, dir)
 	require.NoError(t, err)
-	r, err := validate(Here, dir, dir, fd)
+	r, err := validate(Here, dir, dir, fd, false)
 	require.NoError(t, err)
 	require.Equal(t, Dir, r.Kind)
 	r.Close()
 	fd, err = openNoFollow(Here, filepath.Join(dir, "link"))
 	require.NoError(t, err, "O_PATH|O_NOFOLLOW opens the link itself")
-	_, err = validate(Here, filepath.Join(dir, "link"), filepath.Join(dir, "link"), fd)
+	_, err = validate(Here, filepath.Join(dir, "link"), filepath.Join(dir, "link"), fd, false)
 	require.ErrorIs(t, err, ErrBadPath)
 	_, err = openNoFollow(Here, filepath.Join(dir, "link", "x"))
 	require.Error(t, err, "a middle symlink is not followed")
@@ -78,4 +79,24 @@ func TestRefusalsSayWhatToPass(t *testing.T) {
 	require.EqualError(t, err, "bad path: "+filepath.Join(dir, "link", "sub")+" has a symlink in its path (pass the resolved path)",
 		"nothing to resolve to: no path is named")
 	require.EqualError(t, Check("wt"), `bad path: wt is not absolute; pass an absolute path, e.g. "$(realpath wt)"`)
+}
+
+// A unix socket is opened by OpenSocketIn alone, and OpenSocketIn opens nothing else.
+func TestSocketsOnlyByOpenSocketIn(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "agent.sock")
+	l, err := net.Listen("unix", sock)
+	require.NoError(t, err)
+	defer l.Close()
+	_, err = Open(sock)
+	require.ErrorIs(t, err, ErrBadPath)
+	r, err := OpenSocketIn(Here, sock)
+	require.NoError(t, err)
+	require.Equal(t, Socket, r.Kind)
+	r.Close()
+	_, err = OpenSocketIn(Here, dir)
+	require.ErrorIs(t, err, ErrBadPath)
+	require.NoError(t, os.Symlink(sock, filepath.Join(dir, "link")))
+	_, err = OpenSocketIn(Here, filepath.Join(dir, "link"))
+	require.ErrorIs(t, err, ErrBadPath, "no symlink is followed")
 }

@@ -74,6 +74,9 @@ func main() {
 		case "cases":
 			fmt.Print(suite.Markdown())
 			return
+		case "git-table": // the git table of sandbox/README.md (conformance/internal/suite/gitparity.go)
+			fmt.Print(suite.GitTable())
+			return
 		case "list":
 			for _, c := range suite.All() {
 				fmt.Println(c.ID)

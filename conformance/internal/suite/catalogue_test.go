@@ -72,6 +72,9 @@ func TestExpectationsMatchNeeds(t *testing.T) {
 		for _, status := range []string{"absent", "disabled"} {
 			got := exp.For(c.ID, expect.Env{Landlock: status, VM: true, Backend: "bwrap", Bwrap: true, Git: true})
 			switch {
+			case c.Needs.HostOnly != "":
+				// VM is set: a host-only case skips in every guest (an earlier rule may say why first).
+				assert.Equal(t, expect.Skip, got.Outcome, "%s in a VM guest", c.ID)
 			case c.Needs.Landlock:
 				assert.Equal(t, expect.Skip, got.Outcome, "%s on Landlock %s", c.ID, status)
 			case c.Family() == "side-channels" && got.Outcome == expect.Skip:
@@ -79,6 +82,8 @@ func TestExpectationsMatchNeeds(t *testing.T) {
 			case c.Family() == "deputy" && got.Outcome == expect.Skip:
 				// This env is the unprivileged pass's (Root false): a route only root can build skips.
 				assert.True(t, strings.HasPrefix(got.Why, "needs root: "), "%s under bwrap: a deputy SKIP here must be 'needs root: …', got %q", c.ID, got.Why)
+			case got.Outcome == expect.Skip && strings.HasPrefix(got.Why, "requires git >= "):
+				// a case that needs a newer git than the machines of the matrix carry (git-worktree/parity-reftable)
 			default:
 				assert.Contains(t, []string{expect.Pass, expect.ExpectedFail}, got.Outcome, "%s on Landlock %s (bwrap)", c.ID, status)
 			}
@@ -87,7 +92,12 @@ func TestExpectationsMatchNeeds(t *testing.T) {
 				assert.Equal(t, expect.Skip, none.Outcome, "%s on Landlock %s without bwrap", c.ID, status)
 			}
 		}
-		avail := exp.For(c.ID, expect.Env{Landlock: "available", ABI: 7, VM: true, Git: false})
+		avail := exp.For(c.ID, expect.Env{Landlock: "available", ABI: 7, VM: true, Git: true})
+		if c.Needs.HostOnly != "" {
+			assert.Equal(t, expect.Skip, avail.Outcome, "%s in a VM guest", c.ID)
+			assert.True(t, strings.HasPrefix(avail.Why, "runs in the host suite only"), "%s: %q", c.ID, avail.Why)
+		}
+		avail = exp.For(c.ID, expect.Env{Landlock: "available", ABI: 7, VM: true, Git: false})
 		switch {
 		case c.Family() == "side-channels" && avail.Outcome == expect.Skip:
 			// A side channel the kernel or the fallback cannot close is reported open: a SKIP, and only that.
@@ -130,5 +140,61 @@ func TestJudge(t *testing.T) {
 		got := run(c.status, c.open)
 		assert.Equal(t, c.failed, got.failed, "%+v", c)
 		assert.Equal(t, c.skips, got.skipped, "%+v", c)
+	}
+}
+
+// TestGitTableUpToDate fails when sandbox/README.md's git table differs from what the git parity cases check
+// (gitGaps): run `out/confine-conformance git-table` and put its output in place of the old table.
+func TestGitTableUpToDate(t *testing.T) {
+	b, err := os.ReadFile("../../../sandbox/README.md")
+	require.NoError(t, err)
+	if !strings.Contains(string(b), GitTable()) {
+		t.Fatal("sandbox/README.md's git table is out of date: replace it with the output of `confine-conformance git-table`")
+	}
+}
+
+// TestGitGapsNameSteps keeps the table's rows tied to the script: each names a step of paritySteps, a class, modes
+// the cases can report, a cause and a workaround; only a loud row may leave something.
+func TestGitGapsNameSteps(t *testing.T) {
+	var steps []string
+	for _, s := range paritySteps {
+		steps = append(steps, s.Name)
+	}
+	for _, g := range gitGaps {
+		assert.Contains(t, steps, g.Step)
+		assert.Contains(t, []string{parityLoud, paritySilent}, g.Class, g.Step)
+		assert.NotEmpty(t, g.Modes, g.Step)
+		for _, m := range g.Modes {
+			assert.Contains(t, parityModes, m, g.Step)
+		}
+		assert.NotEmpty(t, g.Cause, g.Step)
+		assert.NotEmpty(t, g.Workaround, g.Step)
+		assert.True(t, g.Leaves == "" || g.Class == parityLoud, "%s: only a loud step leaves something", g.Step)
+	}
+}
+
+// TestParityClass pins the classification: the same, loud (a clean failure, or one that only adds refs), and
+// silent (exit 0 with another state, or a failure that changed what a later command reads).
+func TestParityClass(t *testing.T) {
+	pre := map[string]string{"refs": "refs/heads/a 1", "HEAD": "1"}
+	same := map[string]string{"refs": "refs/heads/a 1", "HEAD": "1"}
+	moved := map[string]string{"refs": "refs/heads/a 1", "HEAD": "2"}
+	added := map[string]string{"refs": "refs/heads/a 1\nrefs/heads/b 1", "HEAD": "1"}
+	for _, c := range []struct {
+		ea, eb      int
+		sa, sb      map[string]string
+		want, diff0 string
+	}{
+		{0, 0, moved, moved, paritySame, ""},
+		{1, 1, same, same, paritySame, ""},
+		{0, 1, moved, same, parityLoud, "HEAD: "},
+		{0, 128, added, added, parityLoud, "leaves: "},
+		{0, 0, moved, same, paritySilent, "HEAD: "},
+		{0, 1, moved, moved, paritySilent, "failed and left state behind: "},
+		{0, 1, same, moved, paritySilent, "failed and left state behind: "},
+	} {
+		got, diff := parityClass(c.ea, c.eb, pre, c.sa, c.sb)
+		assert.Equal(t, c.want, got, "%+v", c)
+		assert.True(t, strings.HasPrefix(diff, c.diff0), "%q", diff)
 	}
 }

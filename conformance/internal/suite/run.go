@@ -313,6 +313,8 @@ func (r *Runner) unmet(n Needs) string {
 		return "requires Landlock, and the runner's --backend " + r.Cfg.ForceBackend + " runs every case under bwrap (the run without it covers Landlock)"
 	case n.MinABI > 0 && k.ABI < n.MinABI:
 		return fmt.Sprintf("requires Landlock ABI >= %d (kernel %s), %s", n.MinABI, kabi.KernelFor(n.MinABI), have)
+	case n.HostOnly != "" && r.Cfg.InVM:
+		return "runs in the host suite only: " + n.HostOnly
 	case n.NoLandlk && k.State == kabi.Available:
 		return fmt.Sprintf("requires a kernel without Landlock or with it disabled (VM matrix: 5.10, lsm= entry), %s", have)
 	}

@@ -862,6 +862,39 @@ var routes = []route{
 			judge(t, r, "unix-pathname", n > 0, fmt.Sprintf("the server at %s accepted %d connection(s), received %q", addr, n, data))
 		},
 	},
+	{
+		name: "unix-pathname-allowed", channel: "unix-pathname",
+		title: "--allow-socket lets the command connect to that one socket, and to no other beside it",
+		rationale: "Issue 28, item 6: a signing or ssh agent serves a pathname socket outside the writable set, " +
+			"which ABI 9 denies; --allow-socket grants RESOLVE_UNIX on that socket alone, and no write. The runner " +
+			"serves two sockets in one outside directory; the command, given --allow-socket for the first, " +
+			"connects to each. The first must accept everywhere; the second is the unix-pathname channel.",
+		expect: []Expect{{"every ABI", "the allowed socket accepts the connection"},
+			{"ABI ≥ 9", "its sibling in the same directory receives none"}, {"ABI 1-8", "the sibling: open and reported (expected.yaml)"}},
+		fallbackExpect: "the same",
+		setup: func(t *T) {
+			t.Mkdir(t.Base + "/agent")
+			t.Unwatch(t.Base + "/agent") // the runner's own server sockets, bound and removed by the case
+		},
+		attack: func(t *T, m scMode) {
+			allowed, sibling := t.Base+"/agent/S.agent", t.Base+"/agent/S.other"
+			os.Remove(allowed)
+			os.Remove(sibling)
+			flags := t.Flags("--allow-socket", allowed)
+			stopAllowed := unixServer(t, allowed) // served through both runs: --allow-socket needs it to exist
+			r := m.confine(t, flags, t.HelperArgv(opArg("unix-connect", allowed, "hello")), scOpts{})
+			m.ran(t, r)
+			stop := unixServer(t, sibling)
+			rs := m.confine(t, flags, t.HelperArgv(opArg("unix-connect", sibling, "hello")), scOpts{})
+			n, data := stop()
+			if na, da := stopAllowed(); na == 0 || da != "hello" {
+				t.Fatalf("the allowed socket %s accepted %d connection(s), received %q: %s", allowed, na, da, r.raw)
+			}
+			r = rs
+			m.ran(t, r)
+			judge(t, r, "unix-pathname", n > 0, fmt.Sprintf("the sibling %s accepted %d connection(s), received %q", sibling, n, data))
+		},
+	},
 	// 7. Kernel state shared with the caller.
 	{
 		name: "keyring-session", channel: "keyring",

@@ -43,6 +43,9 @@ type Needs struct {
 	NoLandlk bool     // the kernel must NOT have Landlock (fail-closed cases)
 	Tools    []string // executables that must be on PATH (e.g. git)
 	Shell    bool     // /bin/sh must exist
+	// HostOnly, where set, is why the case runs in the host suite only and skips in a VM guest: its outcome does
+	// not follow the kernel, and it costs minutes a pass under TCG.
+	HostOnly string
 }
 
 // Family returns the family part of the case ID.
@@ -54,7 +57,7 @@ var Families = []string{"boundary", "toctou-symlink-swap", "abi-negotiation", "d
 // All returns every case, in catalogue order: the order of Families, then the order each family file gives.
 func All() []Case {
 	var all []Case
-	for _, f := range [][]Case{boundaryCases, toctouCases, abiCases, devNullCases, failClosedCases, gitCases, passthroughCases, sideChannelsCases, workflowCases, toolchainsCases, wslInteropCases, deputyCases} {
+	for _, f := range [][]Case{boundaryCases, toctouCases, abiCases, devNullCases, failClosedCases, gitCases, gitParityCases, passthroughCases, sideChannelsCases, workflowCases, toolchainsCases, wslInteropCases, deputyCases} {
 		all = append(all, f...)
 	}
 	return all

@@ -33,18 +33,25 @@ func requireGit(t *testing.T) {
 	}
 }
 
-func newGitRepo(t *testing.T) *gitRepo {
+// emptyGitRepo is the layout of a gitRepo in a fresh directory under /var/tmp, with nothing made in it yet but home.
+func emptyGitRepo(t *testing.T) *gitRepo {
 	t.Helper()
-	requireGit(t)
 	base, err := os.MkdirTemp("/var/tmp", "confine-git")
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(base) })
 	base, err = filepath.EvalSymlinks(base)
 	require.NoError(t, err)
-	g := &gitRepo{base: base, main: base + "/main", wt: base + "/wt", common: base + "/main/.git",
+	require.NoError(t, os.Mkdir(base+"/home", 0o755))
+	return &gitRepo{base: base, main: base + "/main", wt: base + "/wt", common: base + "/main/.git",
 		env: []string{"HOME=" + base + "/home", "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t",
 			"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "GIT_TERMINAL_PROMPT=0"}}
-	require.NoError(t, os.Mkdir(base+"/home", 0o755))
+}
+
+func newGitRepo(t *testing.T) *gitRepo {
+	t.Helper()
+	requireGit(t)
+	g := emptyGitRepo(t)
+	base := g.base
 	g.git(t, base, "init", "-q", "-b", "main", "main")
 	require.NoError(t, os.WriteFile(g.main+"/a", []byte("a\n"), 0o644))
 	g.git(t, g.main, "add", "a")
@@ -289,10 +296,14 @@ func TestGitReportListsEveryGrantAndWhy(t *testing.T) {
 	cmd.ExtraFiles = []*os.File{rf}
 	require.NoError(t, cmd.Run())
 	var rep struct {
-		Rules []struct{ Path, Type, Reason string }
+		Rules    []struct{ Path, Type, Reason string }
+		Warnings []string
 	}
 	b, _ := os.ReadFile(rf.Name())
 	require.NoError(t, json.Unmarshal(b, &rep), "%s", b)
+	// every launch in a linked worktree says what git cannot do there (issue 28), before the command runs
+	require.Contains(t, strings.Join(rep.Warnings, "\n"), "git: linked worktree: "+g.common+" itself is not writable")
+	require.Contains(t, strings.Join(rep.Warnings, "\n"), "cannot delete a ref")
 	got := map[string]string{}
 	for _, r := range rep.Rules {
 		if r.Reason != "" {
@@ -386,4 +397,84 @@ func TestPlantedRegistrationIsRefused(t *testing.T) {
 	// Where the common directory is writable too, the registration grants nothing new, and the run goes on.
 	r = g.confined(t, g.wt, `echo ran > ran`, "--allow", x)
 	require.Equal(t, 0, r.status, "%s", r.stderr)
+}
+
+// requireGitVersion skips unless the git on PATH is at least major.minor, saying which it found.
+func requireGitVersion(t *testing.T, major, minor int, why string) {
+	t.Helper()
+	requireGit(t)
+	out, err := exec.Command("git", "version").Output()
+	require.NoError(t, err)
+	var maj, min int
+	f := strings.Fields(string(out)) // "git version 2.47.3"
+	if len(f) >= 3 {
+		v := strings.Split(f[2], ".")
+		if len(v) >= 2 {
+			maj, _ = strconv.Atoi(v[0])
+			min, _ = strconv.Atoi(v[1])
+		}
+	}
+	if maj < major || (maj == major && min < minor) {
+		t.Skipf("requires git >= %d.%d (%s), found %q", major, minor, why, strings.TrimSpace(string(out)))
+	}
+}
+
+// TestGitReftableInALinkedWorktree: in the reftable ref format every shared ref lives in <common>/reftable, which
+// confine grants whole, so deleting refs works in a linked worktree (branch -d, tag -d, stash pop, the end of a
+// cherry-pick), where the files format cannot lock <common>/packed-refs; before the grant even `git commit` failed
+// there ("reftable: transaction prepare: I/O error", git 2.47.3). Nothing appears in the common directory's root.
+func TestGitReftableInALinkedWorktree(t *testing.T) {
+	requireLandlock(t)
+	requireGitVersion(t, 2, 45, "git init --ref-format=reftable")
+	g := emptyGitRepo(t)
+	g.git(t, g.base, "init", "-q", "--ref-format=reftable", "-b", "main", "main")
+	require.NoError(t, os.WriteFile(g.main+"/a", []byte("a\n"), 0o644))
+	g.git(t, g.main, "add", "a")
+	g.git(t, g.main, "commit", "-q", "-m", "a")
+	g.git(t, g.main, "tag", "v1")
+	g.git(t, g.main, "branch", "gone")
+	g.git(t, g.main, "checkout", "-q", "-b", "side")
+	require.NoError(t, os.WriteFile(g.main+"/s", []byte("s\n"), 0o644))
+	g.git(t, g.main, "add", "s")
+	g.git(t, g.main, "-c", "user.name=other", "commit", "-q", "-m", "s", "--author", "other <o@o>")
+	g.git(t, g.main, "checkout", "-q", "main")
+	g.git(t, g.main, "worktree", "add", "-q", "-b", "wt", "../wt")
+	rootBefore := rootNames(t, g.common)
+	r := g.confined(t, g.wt, `set -e; git commit -q --allow-empty -m c; git tag -d v1; git branch -D gone; `+
+		`git cherry-pick side; test ! -e "$(git rev-parse --git-path CHERRY_PICK_HEAD)"; `+
+		`echo x >> a; git stash -q; git stash pop -q; ! git rev-parse -q --verify refs/stash`)
+	require.Equal(t, 0, r.status, "stderr: %s", r.stderr)
+	require.NotContains(t, r.stderr, "reftable: transaction")
+	require.Equal(t, "refs/heads/main\nrefs/heads/side\nrefs/heads/wt\n", g.git(t, g.main, "for-each-ref", "--format=%(refname)"))
+	require.Equal(t, "s\nc\na\n", g.git(t, g.main, "log", "--format=%s", "wt"))
+	require.Equal(t, rootBefore, rootNames(t, g.common), "a file appeared in (or left) the common directory's root")
+}
+
+// TestGitLeftoverIsNamedAtTheNextLaunch: a clean cherry-pick in a linked worktree (files ref format) exits 0 under
+// confine but leaves CHERRY_PICK_HEAD, which makes every later commit take the picked commit's author (issue 28);
+// the next launch's report names the file and how to remove it.
+func TestGitLeftoverIsNamedAtTheNextLaunch(t *testing.T) {
+	requireLandlock(t)
+	g := newGitRepo(t)
+	g.git(t, g.main, "checkout", "-q", "-b", "picked")
+	require.NoError(t, os.WriteFile(g.main+"/p", []byte("p\n"), 0o644))
+	g.git(t, g.main, "add", "p")
+	g.git(t, g.main, "commit", "-q", "-m", "p", "--author", "other <o@o>")
+	g.git(t, g.main, "checkout", "-q", "main")
+	r := g.confined(t, g.wt, `git cherry-pick picked`)
+	require.Equal(t, 0, r.status, r.stderr)
+	left := g.common + "/worktrees/wt/CHERRY_PICK_HEAD"
+	if _, err := os.Stat(left); err != nil {
+		t.Skipf("this git (%s) deleted CHERRY_PICK_HEAD under confine: nothing is left over to name", strings.TrimSpace(g.git(t, g.wt, "version")))
+	}
+	rf, err := os.CreateTemp(t.TempDir(), "report")
+	require.NoError(t, err)
+	cmd := exec.Command(bin, "--worktree", g.wt, "--report-fd", "3", "--", "true")
+	cmd.ExtraFiles = []*os.File{rf}
+	require.NoError(t, cmd.Run())
+	var rep struct{ Warnings []string }
+	b, _ := os.ReadFile(rf.Name())
+	require.NoError(t, json.Unmarshal(b, &rep), "%s", b)
+	require.Contains(t, strings.Join(rep.Warnings, "\n"), left+" is left over")
+	require.Contains(t, strings.Join(rep.Warnings, "\n"), "rm "+left)
 }

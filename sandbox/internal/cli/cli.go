@@ -24,10 +24,10 @@ import (
 var Version = "dev"
 
 // Usage is printed by --help.
-const Usage = `usage: confine [--worktree DIR] [--allow PATH]... [--profile NAME[,NAME]]... [--config FILE]
+const Usage = `usage: confine [--worktree DIR] [--allow PATH]... [--allow-socket PATH]... [--profile NAME[,NAME]]... [--config FILE]
                [--mode workspace-write|read-only] [--backend auto|landlock|bwrap] [--report-fd N] [--tty]
                [--strict] [--no-git] [--allow-interop] -- CMD [ARGS...]
-       confine probe [--json]
+       confine probe [--json] [--worktree DIR]
        confine version
 Runs CMD so that it can write only under DIR, the git directories of a linked worktree at DIR (not with
 --no-git), the --allow roots, /tmp and /dev/null (read-only mode: /tmp and /dev/null only). Exit status 125:
@@ -35,6 +35,8 @@ confine refused or failed and nothing ran; 126: CMD could not be executed; 127: 
 CMD's own status. --strict refuses (125) if any side channel stays open on this host; confine probe lists them.
 --profile grants a tool's cache directories: npm, pip, cargo, go, gradle, maven, yarn, pnpm, git-global (git's
 global config: code later git runs execute), or toolchains for all but git-global. --config FILE reads flags from FILE, one per line (# comments); the command line wins.
+--allow-socket PATH lets CMD connect to the pathname unix socket PATH (an ssh-agent's or gpg-agent's), which
+Landlock ABI 9 (Linux 7.1) and later deny outside the writable roots; it grants no write.
 On WSL2, Windows interop is closed inside the sandbox; --allow-interop leaves it open (reported).
 `
 
@@ -106,15 +108,26 @@ func parseArgs(args []string) (Kind, *invocation, error) {
 		}
 		return PrintVersion, in, nil
 	case "probe":
-		switch {
-		case len(args) == 1:
-			return Probe, in, nil
-		case len(args) == 2 && args[1] == "--json":
-			return ProbeJSON, in, nil
-		case len(args) == 2 && (args[1] == "--help" || args[1] == "-h"):
-			return Help, in, nil
+		kind := Probe
+		for i := 1; i < len(args); i++ {
+			switch a := args[i]; {
+			case len(args) == 2 && (a == "--help" || a == "-h"):
+				return Help, in, nil
+			case a == "--json" && kind == Probe:
+				kind = ProbeJSON
+			case a == "--worktree" && i+1 < len(args) && in.cfg.Worktree == "":
+				i++
+				in.cfg.Worktree = args[i]
+			case strings.HasPrefix(a, "--worktree=") && in.cfg.Worktree == "":
+				in.cfg.Worktree = strings.TrimPrefix(a, "--worktree=")
+			default:
+				return Probe, in, usageErr("probe takes only --json and --worktree DIR, got ", msg.Quoted(strings.Join(args[1:], " ")))
+			}
 		}
-		return Probe, in, usageErr("probe takes only --json, got ", msg.Quoted(strings.Join(args[1:], " ")))
+		if in.cfg.Worktree != "" && !strings.HasPrefix(in.cfg.Worktree, "/") {
+			return kind, in, usageErr("probe --worktree needs an absolute path, got ", msg.Quoted(in.cfg.Worktree))
+		}
+		return kind, in, nil
 	}
 	for i := 0; i < len(args); i++ {
 		arg := args[i]
@@ -152,6 +165,9 @@ type invocation struct {
 	grants   []profile.Grant // their directories, resolved by finish, prepared by Main
 }
 
+// adds says whether flag name may be given more than once, each adding to the last.
+func adds(name string) bool { return name == "allow" || name == "allow-socket" || name == "profile" }
+
 func isSwitch(name string) bool {
 	return name == "tty" || name == "strict" || name == "no-git" || name == "allow-interop"
 }
@@ -179,7 +195,7 @@ func (in *invocation) flag(name, value string, hasValue, fromFile bool) error {
 		return nil
 	}
 	switch name {
-	case "worktree", "allow", "mode", "backend", "report-fd", "profile", "config":
+	case "worktree", "allow", "allow-socket", "mode", "backend", "report-fd", "profile", "config":
 	default:
 		return usageErr("unknown flag --", name)
 	}
@@ -190,9 +206,9 @@ func (in *invocation) flag(name, value string, hasValue, fromFile bool) error {
 		return usageErr("--", name, " needs a non-empty value")
 	case fromFile && name == "config":
 		return usageErr("--config cannot be given in a --config file")
-	case fromFile && in.fromCLI[name] && name != "allow" && name != "profile":
-		return nil // the command line overrides the file; --allow and --profile add to it
-	case in.seen[name] && name != "allow" && name != "profile":
+	case fromFile && in.fromCLI[name] && !adds(name):
+		return nil // the command line overrides the file; --allow, --allow-socket and --profile add to it
+	case in.seen[name] && !adds(name):
 		return usageErr("--", name, " given twice")
 	}
 	in.seen[name] = true
@@ -208,11 +224,15 @@ func (in *invocation) flag(name, value string, hasValue, fromFile bool) error {
 				in.profiles = append(in.profiles, p)
 			}
 		}
-	case "allow":
-		if fromFile && slices.Contains(in.cfg.Allow, value) {
-			return nil
+	case "allow", "allow-socket":
+		list := in.cfg.Allow
+		if name == "allow-socket" {
+			list = in.cfg.AllowSocket
 		}
-		fallthrough
+		if fromFile && slices.Contains(list, value) {
+			return nil // the command line gave it already
+		}
+		return set(&in.cfg, name, value)
 	default:
 		return set(&in.cfg, name, value)
 	}
@@ -312,7 +332,7 @@ func ParseConfig(data []byte, apply func(name, value string, hasValue bool) erro
 }
 
 func set(cfg *launch.Config, name, value string) error {
-	if name == "worktree" || name == "allow" {
+	if name == "worktree" || name == "allow" || name == "allow-socket" {
 		if err := pathfd.Check(value); err != nil {
 			return report.Refuse(report.BadRoot, "--", name, ": ", err.Error())
 		}
@@ -327,6 +347,11 @@ func set(cfg *launch.Config, name, value string) error {
 			}
 		}
 		cfg.Allow = append(cfg.Allow, value)
+	case "allow-socket":
+		if slices.Contains(cfg.AllowSocket, value) {
+			return usageErr("--allow-socket ", value, " given twice")
+		}
+		cfg.AllowSocket = append(cfg.AllowSocket, value)
 	case "mode":
 		switch m := launch.Mode(value); m {
 		case launch.WorkspaceWrite, launch.ReadOnly:
@@ -448,6 +473,9 @@ func Main(args []string, f launch.Facts, s launch.System, stdout, stderr io.Writ
 		return 0
 	case Probe, ProbeJSON:
 		p := launch.Probe(f, s)
+		if cfg.Worktree != "" {
+			p.Warnings = append(p.Warnings, launch.GitWarnings(cfg.Worktree)...)
+		}
 		if kind == ProbeJSON {
 			stdout.Write(append(p.Marshal(), '\n'))
 		} else {

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -338,6 +340,8 @@ type result struct {
 	sentinel bool
 	// sentinelPath is $S, which the command may have written.
 	sentinelPath string
+	// terminal is what the command wrote to its terminal, where confineOnTerminal ran it on one.
+	terminal string
 }
 
 // confine runs the test binary as confine with the fake kernel spec, a report on fd 3, and args in which
@@ -357,6 +361,33 @@ const noBwrapEnv = "CONFINE_TEST_NO_BWRAP"
 // confineEnv is confine with env added to the environment.
 func confineEnv(t *testing.T, env []string, spec string, args ...string) result {
 	t.Helper()
+	return confineWith(t, env, spec, false, args...)
+}
+
+// confineOnTerminal is confine in a session of its own whose controlling terminal, a new pseudo-terminal, is on
+// its descriptors 0 to 2 (as a shell's foreground job has it); the result's terminal is what came out of it.
+func confineOnTerminal(t *testing.T, spec string, args ...string) result {
+	t.Helper()
+	return confineWith(t, nil, spec, true, args...)
+}
+
+// openPty opens a new pseudo-terminal pair from /dev/ptmx (unlocked with TIOCSPTLCK, named with TIOCGPTN).
+func openPty(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("needs a pseudo-terminal: %v", err)
+	}
+	require.NoError(t, unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0))
+	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
+	require.NoError(t, err)
+	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
+	require.NoError(t, err)
+	return m, s
+}
+
+func confineWith(t *testing.T, env []string, spec string, terminal bool, args ...string) result {
+	t.Helper()
 	w := t.TempDir()
 	sentinel := filepath.Join(w, "SENTINEL")
 	for i := range args {
@@ -369,7 +400,22 @@ func confineEnv(t *testing.T, env []string, spec string, args ...string) result 
 	cmd.ExtraFiles = []*os.File{rep}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	err = cmd.Run()
+	var output chan string
+	if terminal {
+		master, slave := openPty(t)
+		defer master.Close()
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+		output = make(chan string, 1)
+		go func() {
+			b, _ := io.ReadAll(master) // EIO once no one holds the terminal open
+			output <- string(b)
+		}()
+		err = cmd.Run()
+		slave.Close()
+	} else {
+		err = cmd.Run()
+	}
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
 		t.Fatal(err)
@@ -383,6 +429,10 @@ func confineEnv(t *testing.T, env []string, spec string, args ...string) result 
 	}
 	_, err = os.Stat(sentinel)
 	r.sentinel, r.sentinelPath = err == nil, sentinel
+	if terminal {
+		r.terminal = <-output
+		r.stderr = r.terminal
+	}
 	return r
 }
 
@@ -1251,4 +1301,109 @@ func TestProbeAndRunAgree(t *testing.T) {
 			require.Equal(t, status(p["channels"]), status(r.report["channels"]))
 		})
 	}
+}
+
+// A program that reopens /dev/tty (a pager, an editor, a password prompt) reaches the caller's terminal through
+// it where a mount layer binds that terminal over /dev/tty: its size, raw mode and output work without --tty.
+// Without a mount layer /dev/tty stays unwritable, and the report warns that such programs fail.
+func TestTerminalThroughDevTTY(t *testing.T) {
+	requireLandlock(t)
+	script := `stty size </dev/tty && stty raw </dev/tty && stty sane </dev/tty && echo through-dev-tty >/dev/tty && : > "$0"`
+	const warning = "a program that reopens /dev/tty"
+	t.Run("layer", func(t *testing.T) {
+		r := confineOnTerminal(t, "", "--worktree", "$W", "--report-fd", "3", "--", "/bin/sh", "-c", script, "$S")
+		require.Equal(t, "mount-layer", r.report["metadata"], r.raw)
+		require.Equal(t, 0, r.status, r.terminal)
+		require.True(t, r.sentinel, r.terminal)
+		require.Contains(t, r.terminal, "through-dev-tty")
+		require.NotContains(t, r.raw, warning)
+	})
+	t.Run("layer=off", func(t *testing.T) {
+		r := confineOnTerminal(t, "layer=off", "--worktree", "$W", "--report-fd", "3", "--", "/bin/sh", "-c", script, "$S")
+		require.Equal(t, "supervisor", r.report["metadata"], r.raw)
+		require.False(t, r.sentinel, "without a mount layer /dev/tty is not the caller's terminal: %s", r.terminal)
+		require.Contains(t, r.raw, warning)
+	})
+	t.Run("no terminal", func(t *testing.T) {
+		r := confine(t, "", "--worktree", "$W", "--report-fd", "3", "--", "/bin/sh", "-c", script, "$S")
+		require.False(t, r.sentinel, "a caller without a terminal gives the command none")
+		require.NotContains(t, r.raw, warning)
+	})
+}
+
+// --allow-socket takes a pathname unix socket only: anything else is a bad-root refusal and nothing runs. A
+// socket gets a connect-only rule where RESOLVE_UNIX is handled (ABI 9), else a note that none is needed.
+func TestAllowSocket(t *testing.T) {
+	requireLandlock(t)
+	out := outsideDir(t)
+	sock := filepath.Join(out, "S.agent")
+	l, err := net.Listen("unix", sock)
+	require.NoError(t, err)
+	defer l.Close()
+	r := confine(t, "", "--worktree", "$W", "--allow-socket", out, "--report-fd", "3", "--", "/bin/sh", "-c", `: > "$0"`, "$S")
+	require.Equal(t, 125, r.status, r.stderr)
+	require.False(t, r.sentinel)
+	require.Equal(t, "bad-root", r.report["reason"], r.raw)
+	require.Contains(t, r.stderr, "is not a unix socket")
+
+	r = confine(t, "", "--worktree", "$W", "--allow-socket", sock, "--report-fd", "3", "--", "/bin/sh", "-c", `: > "$0"`, "$S")
+	require.Equal(t, 0, r.status, r.stderr)
+	require.True(t, r.sentinel)
+	st, _ := landlock.Query(landlock.Host{})
+	var socketRules int
+	for _, rule := range r.report["rules"].([]any) {
+		if m := rule.(map[string]any); m["type"] == "socket" {
+			socketRules++
+			require.Equal(t, sock, m["path"])
+			require.Equal(t, []any{"RESOLVE_UNIX"}, m["rights"], "connect only, no write")
+		}
+	}
+	if st.ABI >= 9 {
+		require.Equal(t, 1, socketRules, r.raw)
+	} else {
+		require.Zero(t, socketRules, r.raw)
+		require.Contains(t, r.raw, "--allow-socket "+sock+": no rule needed")
+	}
+}
+
+// `confine probe --worktree DIR` says, before any launch, what git cannot do in a linked worktree at DIR (issue 28:
+// some git commands exit 0 there and leave state behind); the layout is made by hand, git need not be installed.
+func TestProbeWorktreeWarnsOfGitLimits(t *testing.T) {
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	c := d + "/main/.git"
+	for _, dir := range []string{c + "/objects", c + "/refs", c + "/logs", c + "/worktrees/wt", d + "/wt"} {
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+	}
+	require.NoError(t, os.WriteFile(d+"/wt/.git", []byte("gitdir: "+c+"/worktrees/wt\n"), 0o644))
+	require.NoError(t, os.WriteFile(c+"/worktrees/wt/commondir", []byte("../..\n"), 0o644))
+	require.NoError(t, os.WriteFile(c+"/worktrees/wt/gitdir", []byte(d+"/wt/.git\n"), 0o644))
+	probe := func(args ...string) (string, int) {
+		cmd := exec.Command(os.Args[0], append([]string{"probe"}, args...)...)
+		cmd.Env = append(os.Environ(), fakeEnv+"=abi=5,errata=0")
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return string(out), ee.ExitCode()
+		}
+		require.NoError(t, err)
+		return string(out), 0
+	}
+	out, code := probe("--worktree", d+"/wt")
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "warning:  git: linked worktree: "+c+" itself is not writable")
+	require.Contains(t, out, "cannot delete a ref")
+	out, code = probe("--json", "--worktree="+d+"/wt")
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, `"git: linked worktree: `+c)
+	out, _ = probe()
+	require.NotContains(t, out, "git: linked worktree")
+	out, code = probe("--worktree", "wt")
+	require.Equal(t, 125, code, out)
+	require.Contains(t, out, "absolute path")
+	// a pointer a launch would refuse is named, not hidden
+	require.NoError(t, os.WriteFile(c+"/worktrees/wt/gitdir", []byte(d+"/elsewhere/.git\n"), 0o644))
+	out, code = probe("--worktree", d+"/wt")
+	require.Equal(t, 0, code, out)
+	require.Contains(t, out, "a launch there is refused")
 }

@@ -36,6 +36,8 @@ func TestParseRejects(t *testing.T) {
 		"no-git twice":           {"--worktree /w --no-git --no-git -- true", report.Usage},
 		"no-git with value":      {"--worktree /w --no-git=1 -- true", report.Usage},
 		"allow twice":            {"--worktree /w --allow /a --allow /a -- true", report.Usage},
+		"allow-socket twice":     {"--worktree /w --allow-socket /s --allow-socket /s -- true", report.Usage},
+		"relative allow-socket":  {"--worktree /w --allow-socket s -- true", report.BadRoot},
 		"allow repeats worktree": {"--worktree /w --allow /w -- true", report.Usage},
 		"bad mode":               {"--worktree /w --mode write -- true", report.Usage},
 		"bad backend":            {"--worktree /w --backend seatbelt -- true", report.Usage},
