@@ -28,13 +28,11 @@ func channels(abi int, metadata Metadata, root, tty, pidNS, strict bool) map[str
 			"read-only descriptor, stalling the caller's processes that lock it too; leases are denied; --strict denies locks")
 	}
 	if layer {
-		ch.closed("ipc", "a private IPC namespace (System V IPC, POSIX message queues) and a private tmpfs on "+
-			"/dev/shm (POSIX shared memory and semaphores) where the host has one")
+		ch.closed("ipc", "a private IPC namespace (System V IPC, POSIX message queues)")
 		ch.closed("metadata", "read-only mount layer: metadata changes fail outside the writable roots")
 		ch.closed("atime", "read-only mounts do not update access times")
 	} else {
-		ch.closed("ipc", "seccomp denies System V IPC and POSIX message queues (no IPC namespace); the host's "+
-			"/dev/shm stays read-only (no private tmpfs without the mount layer)")
+		ch.closed("ipc", "seccomp denies System V IPC and POSIX message queues (no IPC namespace)")
 		ch.closed("metadata", "seccomp denies metadata changes everywhere, inside the writable roots too")
 		if metadata == MetadataSupervisor {
 			ch.closed("metadata", "supervisor: confine makes each chmod, chown, utimes and xattr change itself, "+
@@ -42,6 +40,18 @@ func channels(abi int, metadata Metadata, root, tty, pidNS, strict bool) map[str
 				"are denied everywhere")
 		}
 		ch.open("atime", "no mount layer: reading a file outside may update its access time (relatime)")
+	}
+	switch {
+	case abi == 0: // the bwrap backend
+		ch.closed("shm", "bwrap's own /dev/shm, in its private /dev: POSIX shared memory and semaphores work, and "+
+			"are the sandbox's own")
+	case layer:
+		ch.closed("shm", "a private tmpfs on /dev/shm (where the host has one): POSIX shared memory and semaphores "+
+			"work, and are the sandbox's own")
+	default:
+		ch.open("shm", "no mount layer, so no private /dev/shm: the host's is writable, as /tmp is, so that POSIX "+
+			"shared memory and semaphores work; the command can read, change or remove the shm objects and "+
+			"semaphores of the caller's other processes there (as root, of every user's)")
 	}
 	switch {
 	case abi == 0: // the bwrap backend

@@ -21,7 +21,7 @@ const (
 	// that no process outside is visible to it (strategy_child.go).
 	PIDNSChild Strategy = "pidns-child"
 	// InPlace is root's: the mount layer is built in new mount and IPC namespaces of this locked thread, and the
-	// command keeps our PID (strategy_inplace.go).
+	// command runs from that thread as this process's child (strategy_inplace.go).
 	InPlace Strategy = "in-place"
 	// UserChild is a user's: a layered child in new user, mount and IPC namespaces builds the mount layer and
 	// executes the command, while this process forwards signals and mirrors its exit (strategy_child.go).
@@ -29,8 +29,9 @@ const (
 	// Supervised has no mount layer: this process stays as the command's parent and makes its metadata changes
 	// beneath the writable roots, answering a seccomp listener (strategy_supervised.go).
 	Supervised Strategy = "supervisor"
-	// SeccompDeny has neither a mount layer nor a listener: seccomp denies metadata changes everywhere
-	// (strategy_seccomp.go). Nothing of the host is needed: it ends every Landlock order.
+	// SeccompDeny has neither a mount layer nor a listener: seccomp denies metadata changes everywhere, and the
+	// command runs as this process's child (strategy_seccomp.go). Nothing of the host is needed: it ends every
+	// Landlock order.
 	SeccompDeny Strategy = "seccomp-deny"
 )
 

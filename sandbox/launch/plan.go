@@ -74,23 +74,26 @@ func (p *plan) useMounted(m Mounted) {
 	}
 }
 
-// dropShm takes the /dev/shm rule away where there is no mount layer, and so no private tmpfs: the host's
-// /dev/shm is shared with every process, and stays read-only.
-func (p *plan) dropShm() {
+// shareShm is what becomes of the /dev/shm rule where there is no mount layer, and so no private tmpfs: the
+// host's /dev/shm, shared with every process, stays granted (and a root the supervisor makes metadata changes
+// beneath), so that POSIX shared memory and semaphores work, as /tmp is shared; the channel shm says what that
+// opens. (--strict, which refuses for an open channel, refuses there anyway: atime is open without the layer.)
+func (p *plan) shareShm() {
 	if p.shm < 0 {
 		return
 	}
-	p.rules = append(p.rules[:p.shm:p.shm], p.rules[p.shm+1:]...)
-	p.ruleWhy = append(p.ruleWhy[:p.shm:p.shm], p.ruleWhy[p.shm+1:]...)
-	if p.devpts > p.shm {
-		p.devpts--
+	for _, r := range p.roots {
+		if r.FD == p.rules[p.shm].FD {
+			p.writable = append(p.writable, r)
+		}
 	}
 	if p.term > p.shm {
 		p.term--
 	}
 	p.shm = -1
-	p.notes = append(p.notes, "no mount layer, so no private /dev/shm: the host's stays read-only, and POSIX "+
-		"shared memory and semaphores (shm_open, sem_open, Python's multiprocessing locks) fail")
+	p.notes = append(p.notes, "no mount layer, so no private /dev/shm: the host's is writable (POSIX shared memory "+
+		"and semaphores work), and the command can change the shm objects of the caller's other processes there "+
+		"(channel shm)")
 }
 
 // supervisedRoots are the writable roots as the supervisor compares them (the mount layer's writable set), each

@@ -9,8 +9,8 @@ import (
 )
 
 // inPlace is root's InPlace: new mount and IPC namespaces for this locked thread, the mount layer built in them
-// on the roots' descriptors, and the command executed with our PID. back returns the thread to its old mount
-// namespace (System.UnshareMountNS).
+// on the roots' descriptors, and the command run from that thread as a child of this process (asChild), which
+// ends what it leaves behind. back returns the thread to its old mount namespace (System.UnshareMountNS).
 type inPlace struct{ back func() error }
 
 func (s *inPlace) start(r *runner) (int, error) {
@@ -43,7 +43,7 @@ func (s *inPlace) finish(r *runner, g Guard) error {
 	if err != nil {
 		return err
 	}
-	return r.tail(prog, execIt(nil))
+	return r.tail(prog, asChild(catchSignals()))
 }
 
 func (*inPlace) abort() {}

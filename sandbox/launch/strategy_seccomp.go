@@ -2,8 +2,8 @@ package launch
 
 import "github.com/confine-dev/confine/sandbox/pathfd"
 
-// seccompDeny is SeccompDeny: no mount layer and no listener, so seccomp denies metadata changes everywhere, and
-// the command is executed in place.
+// seccompDeny is SeccompDeny: no mount layer and no listener, so seccomp denies metadata changes everywhere; the
+// command runs as a child of this process (asChild), which ends what it leaves behind.
 type seccompDeny struct{}
 
 func (seccompDeny) start(*runner) (int, error) { return pathfd.Here, nil }
@@ -13,7 +13,7 @@ func (seccompDeny) finish(r *runner, g Guard) error {
 	if err != nil {
 		return err
 	}
-	return r.tail(prog, execIt(nil))
+	return r.tail(prog, asChild(catchSignals()))
 }
 
 func (seccompDeny) abort() {}

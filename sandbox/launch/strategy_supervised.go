@@ -36,11 +36,11 @@ func (supervised) finish(r *runner, g Guard) error {
 }
 
 // guardNoLayer is guard for a strategy without a mount layer, on this thread, which it locks: the Landlock domain
-// and the seccomp filter are this thread's, until execve. There is no private tmpfs: the host's /dev/shm stays
-// read-only (dropShm).
+// and the seccomp filter are this thread's, until execve. There is no private tmpfs: the host's /dev/shm is
+// granted instead (shareShm).
 func (r *runner) guardNoLayer(g Guard) ([]unix.SockFilter, error) {
 	runtime.LockOSThread()
-	r.p.dropShm()
+	r.p.shareShm()
 	return r.guard(g)
 }
 

@@ -96,21 +96,41 @@ func asInit(owner *syscall.SysProcAttr, signals *signalCatcher) finisher {
 	}
 }
 
+// asChild runs the command as a child of this process, a child subreaper, with the signals caught for it, and
+// ends what the command leaves behind once it has ended (endDescendants): a *ChildExit, or the *ExecError if it
+// could not be executed. It is how the strategies without a PID namespace whose confined thread is this
+// process's (in place, seccomp-deny) finish: executing in place would leave no process to end the command's
+// orphans.
+func asChild(signals *signalCatcher) finisher {
+	return func(t *tail, _ System) error {
+		if err := becomeSubreaper(); err != nil {
+			return err
+		}
+		return childEnd(runCommand(t.path, t.argv, t.env, t.reportFD, nil, nil, signals))
+	}
+}
+
+// childEnd ends what the command left behind, once it has ended, and returns its *ChildExit, or err.
+func childEnd(status syscall.WaitStatus, err error) error {
+	if err != nil {
+		return err
+	}
+	endDescendants()
+	return &ChildExit{Status: status}
+}
+
 // supervise runs the command as a child of this process and answers its filter's notifications from another
 // thread (package supervisor), until the command ends: a *ChildExit, or the *ExecError if it could not be
 // executed. This process becomes a child subreaper (PR_SET_CHILD_SUBREAPER, 3.4), so that the command's orphans
-// stay its descendants, whose memory it may read where Yama's ptrace_scope is 1.
+// stay its descendants, whose memory it may read where Yama's ptrace_scope is 1, and are ended with the command
+// (endDescendants) instead of living on unsupervised.
 func supervise(sup *supervisor.Supervisor, signals *signalCatcher) finisher {
 	return func(t *tail, _ System) error {
-		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-			return report.Refuse(report.Internal, "prctl(PR_SET_CHILD_SUBREAPER): ", err.Error())
-		}
-		go sup.Serve()
-		status, err := runCommand(t.path, t.argv, t.env, t.reportFD, nil, nil, signals)
-		if err != nil {
+		if err := becomeSubreaper(); err != nil {
 			return err
 		}
-		return &ChildExit{Status: status}
+		go sup.Serve()
+		return childEnd(runCommand(t.path, t.argv, t.env, t.reportFD, nil, nil, signals))
 	}
 }
 

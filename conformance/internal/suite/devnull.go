@@ -71,19 +71,20 @@ var devNullCases = []Case{{
 	},
 }, {
 	ID:    "dev-null/other-dev-denied",
-	Title: "other device nodes, new files in /dev and the host's /dev/shm stay unwritable",
+	Title: "other device nodes and new files in /dev stay unwritable; the host's /dev/shm only without a mount layer",
 	Rationale: "Allowing /dev/null must not allow /dev. Writing to /dev/zero or /dev/full and creating a file or " +
 		"FIFO in /dev must be denied, and nothing may appear in the host's /dev/shm (shared memory, world-writable, " +
-		"outside the worktree). A read-only mount (confine's mount layer) does not stop a write into a device " +
+		"outside the worktree) where the mount layer gives a private one. A read-only mount (confine's mount layer) does not stop a write into a device " +
 		"node, so the writes must fail with Landlock's EACCES; creating in /dev may fail with EROFS first. The " +
 		"mount layer gives the command a private tmpfs on /dev/shm, where creating succeeds and the host's stays " +
-		"unchanged; without the layer creating there is denied. Creating in /dev is also denied by permissions " +
+		"unchanged; without the layer the host's /dev/shm is granted (issue 28: POSIX shared memory must work in " +
+		"every mode; the report's channel shm is open), so creating there succeeds and the report must say so. Creating in /dev is also denied by permissions " +
 		"for a non-root user, so that op is decisive only as root (the VM runs as root). Under bwrap the command's " +
 		"/dev is bwrap's synthetic one, never the host's: it must hold only bwrap's standard nodes (null, zero, " +
 		"full, random, urandom, tty, the pts and shm directories, ptmx and the fd links), so no other device is " +
 		"reachable; writing into /dev/zero or /dev/full then does what those devices do, and a file created in " +
 		"/dev lands in bwrap's private tmpfs: the watch on the host's /dev and /dev/shm decides.",
-	Expect: []Expect{{"ABI ≥ 1", "writes to /dev/zero and /dev/full fail with EACCES; creating in /dev fails with EACCES or EROFS; nothing appears in /dev or the host's /dev/shm"},
+	Expect: []Expect{{"ABI ≥ 1", "writes to /dev/zero and /dev/full fail with EACCES; creating in /dev fails with EACCES or EROFS; nothing appears in /dev; with the mount layer nothing appears in the host's /dev/shm, without it creating there succeeds and the channel shm is open"},
 		{"bwrap (no Landlock, or --backend bwrap)", "the command's /dev holds only bwrap's standard nodes; /dev/zero and /dev/full behave as those devices; nothing appears in the host's /dev or /dev/shm"}, noLandlockRow},
 	Needs: Needs{Confined: true},
 	Setup: func(t *T) {
@@ -134,8 +135,18 @@ var devNullCases = []Case{{
 		// A read-only mount does not stop writes into a device node: only Landlock does, so EACCES.
 		t.WantDenied("writing into /dev/zero and /dev/full", eacces, res[:2]...)
 		t.WantDenied("creating in /dev", denied, res[2:4]...)
-		// In /dev/shm: denied without the mount layer, or made in its private tmpfs; the watch on the host's
-		// /dev/shm is what decides.
+		// In /dev/shm: made in the layer's private tmpfs, where the watch on the host's /dev/shm decides; without
+		// the layer, made in the host's, which is granted and reported open (and removed here, for the watch).
+		if len(res) > 4 && r.Report != nil && !r.Report.MountLayer() {
+			name := "/dev/shm/" + fmt.Sprintf("confine-conformance-%d", os.Getpid())
+			os.Remove(name)
+			if !res[4].OK {
+				t.Errorf("%s: creating in the host's /dev/shm failed (%s): it is granted without a mount layer", r.Report.Metadata, res[4].Errno)
+			}
+			if c := r.Report.Channels["shm"]; c.Status != "open" {
+				t.Errorf("%s: the host's /dev/shm is writable, but the channel shm is %q", r.Report.Metadata, c.Status)
+			}
+		}
 	},
 }, {
 	ID:    "dev-null/not-replaceable",

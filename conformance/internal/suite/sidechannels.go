@@ -41,7 +41,7 @@ import (
 // strictCloses are the channels --strict closes itself rather than refusing for them.
 var strictCloses = map[string]bool{"locks": true}
 
-var Channels = []string{"stdio", "ipc", "setuid", "tty", "signals", "abstract-unix", "unix-pathname", "keyring",
+var Channels = []string{"stdio", "ipc", "shm", "setuid", "tty", "signals", "abstract-unix", "unix-pathname", "keyring",
 	"caps", "core-dump", "metadata", "atime", "locks", "device-nodes"}
 
 // ChannelStatus is one entry of report.channels.

@@ -30,6 +30,14 @@ import (
 var bin, noBin string
 
 func TestMain(m *testing.M) {
+	if name, ok := os.LookupEnv(shmOpenEnv); ok { // the confined command: shm_open's calls
+		if err := shmOpenCommand(name); err != nil {
+			fmt.Println("shm:", err)
+			os.Exit(1)
+		}
+		fmt.Println("shm: ok")
+		os.Exit(0)
+	}
 	if _, ok := os.LookupEnv(mkdirTempEnv); ok { // the confined command: Go's os.MkdirTemp in $TMPDIR
 		dir, err := os.MkdirTemp("", "confine-go")
 		if err != nil {
@@ -395,16 +403,21 @@ func TestTTYAllowsNewPseudoTerminals(t *testing.T) {
 	require.Contains(t, r.stderr, "PermissionError")
 }
 
-func TestRootKeepsThePID(t *testing.T) {
+// As root the mount layer is built in place, and the command runs as confine's child, so that confine can end
+// what the command leaves behind (issue 28): the command's parent is the pid the caller started.
+func TestRootRunsTheCommandAsItsChild(t *testing.T) {
 	requireLandlock(t)
 	if os.Geteuid() != 0 {
 		t.Skip("as root the mount layer is built in place; this run is not root")
 	}
 	w, _ := sandbox(t)
-	cmd := exec.Command(bin, sh(w, `echo $$`)...)
+	cmd := exec.Command(bin, sh(w, `echo $PPID $$`)...)
 	out, err := cmd.Output()
 	require.NoError(t, err)
-	require.Equal(t, fmt.Sprintf("%d\n", cmd.Process.Pid), string(out), "the command is confine's own process")
+	f := strings.Fields(string(out))
+	require.Len(t, f, 2, "%q", out)
+	require.Equal(t, fmt.Sprint(cmd.Process.Pid), f[0], "the command's parent is confine")
+	require.NotEqual(t, fmt.Sprint(cmd.Process.Pid), f[1])
 }
 
 const nobody = 65534

@@ -865,14 +865,16 @@ func missingInterpreterELF(t *testing.T, dir string) (path, interp string) {
 const foreignEnv = "CONFINE_TEST_FOREIGN_BIN"
 
 // /dev/shm is a private tmpfs wherever the mount layer is built (in place, in the layered child, under the PID
-// namespace's init), with its rule on the tmpfs; without the layer it keeps no rule, stays the host's and
-// read-only, and the report says so.
-func TestDevShmIsPrivateOrReadOnly(t *testing.T) {
+// namespace's init), with its rule on the tmpfs; without the layer there is no private one, so the host's keeps
+// its rule and is writable (POSIX shared memory and semaphores work: issue 28), and the report says so, with the
+// shm channel open.
+func TestDevShmIsPrivateOrShared(t *testing.T) {
 	requireLandlock(t)
 	if fi, err := os.Stat("/dev/shm"); err != nil || !fi.IsDir() {
 		t.Skip("this host has no /dev/shm directory")
 	}
 	mark := "/dev/shm/confine-cli-" + strconv.Itoa(os.Getpid())
+	t.Cleanup(func() { os.Remove(mark) })
 	script := `echo x > "$1" && : > "$0"`
 	for _, spec := range []string{"abi=7,errata=0", "abi=5,errata=0"} {
 		r := confine(t, spec, "--worktree", "$W", "--report-fd", "3", "--", "/bin/sh", "-c", script, "$S", mark)
@@ -881,13 +883,24 @@ func TestDevShmIsPrivateOrReadOnly(t *testing.T) {
 		require.Equal(t, "mount-layer", r.report["metadata"], spec)
 		require.Contains(t, r.raw, `"path":"/dev/shm"`, spec)
 		require.NoFileExists(t, mark, "%s: the host's /dev/shm was written", spec)
+		require.Equal(t, "closed", shmChannel(t, r.report)["status"], spec)
 	}
 	r := confine(t, "abi=7,errata=0,layer=off", "--worktree", "$W", "--report-fd", "3", "--", "/bin/sh", "-c", script, "$S", mark)
-	require.NotEqual(t, 0, r.status, r.stderr)
-	require.False(t, r.sentinel)
-	require.NoFileExists(t, mark)
-	require.NotContains(t, r.raw, `"path":"/dev/shm"`, "no rule on the host's /dev/shm")
-	require.Contains(t, fmt.Sprint(r.report["warnings"]), "no private /dev/shm")
+	require.Equal(t, 0, r.status, r.stderr)
+	require.True(t, r.sentinel)
+	require.FileExists(t, mark, "the host's /dev/shm is writable without the layer")
+	require.Contains(t, r.raw, `"path":"/dev/shm"`, "the rule on the host's /dev/shm")
+	require.Contains(t, fmt.Sprint(r.report["warnings"]), "no private /dev/shm: the host's is writable")
+	require.Equal(t, "open", shmChannel(t, r.report)["status"])
+}
+
+// shmChannel is the report's channel shm.
+func shmChannel(t *testing.T, rep map[string]any) map[string]any {
+	t.Helper()
+	ch, _ := rep["channels"].(map[string]any)
+	shm, ok := ch["shm"].(map[string]any)
+	require.True(t, ok, "no channel shm in %v", rep["channels"])
+	return shm
 }
 
 // withoutTempVars is env without the temporary-directory variables confine warns about.
