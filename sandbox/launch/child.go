@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -379,13 +380,56 @@ type signalCatcher struct {
 // catchSignals starts catching the forwarded signals. A signal that comes before they are caught has its
 // default action (which ends this process, and a child that has run nothing yet with it: Pdeathsig); wait before
 // anything it must reach can run.
+//
+// A signal the caller ignores (ignored) is not caught: it stays ignored, and the command inherits that, as it
+// would unconfined.
 func catchSignals() *signalCatcher {
 	c := &signalCatcher{sigs: make(chan os.Signal, 8), done: make(chan struct{})}
+	var caught []os.Signal
+	for _, s := range forwarded {
+		if !slices.Contains(ignored, s) {
+			caught = append(caught, s)
+		}
+	}
 	go func() {
-		signal.Notify(c.sigs, forwarded...)
+		signal.Notify(c.sigs, caught...)
 		close(c.done)
 	}()
 	return c
+}
+
+// ignored are the forwarded signals the caller ignored (SIG_IGN, which execve keeps): nohup's SIGHUP, and
+// SIGINT and SIGQUIT for a background job of a non-interactive shell. confine leaves them ignored, so the
+// command inherits them, as it would unconfined (a caught signal's handler is reset to the default action by
+// execve). confine's first process reads them once, before anything here ignores one itself (bwrap's start
+// with --tty); a child of confine, which cannot tell the caller's from confine's, starts with none and takes
+// them from its Handoff (ignoreCallers).
+var ignored = func() (ign []os.Signal) {
+	for _, s := range forwarded {
+		if signal.Ignored(s) {
+			ign = append(ign, s)
+		}
+	}
+	return ign
+}()
+
+// ignoreCallers ignores, in a child of confine, the signals its Handoff says the caller ignored (a bit each,
+// by number), before the command runs: the command then inherits them ignored, and this process stops catching them.
+func ignoreCallers(mask uint64) {
+	for _, s := range forwarded {
+		if mask&(1<<uint(s.(syscall.Signal))) != 0 {
+			signal.Ignore(s)
+			ignored = append(ignored, s)
+		}
+	}
+}
+
+// ignoredMask is ignored as a Handoff carries it: bit N for signal N.
+func ignoredMask() (mask uint64) {
+	for _, s := range ignored {
+		mask |= 1 << uint(s.(syscall.Signal))
+	}
+	return mask
 }
 
 // wait returns once the signals are caught.
@@ -495,6 +539,7 @@ func signalName(sig syscall.Signal) string {
 // switches once on the Handoff's kind, which must be the one this child was started as: a layered child builds
 // the mount layer, a bwrap child seals bwrap's; both then run the shared tail, as an init where Handoff.Init says.
 func runChild(s System, bwrap bool) error {
+	ignored = nil // inherited from confine, which may have ignored them for bwrap: the Handoff says the caller's
 	var signals *signalCatcher
 	if bwrap || os.Getpid() == 1 { // an init (runInit): it catches them while it waits for the plan
 		signals = catchSignals()
@@ -508,6 +553,7 @@ func runChild(s System, bwrap bool) error {
 	if err != nil {
 		return report.Refuse(report.Internal, "the handoff: ", err.Error())
 	}
+	ignoreCallers(h.Ignored)
 	t := &tail{domain: true, handled: h.Handled, scoped: h.Scoped, prog: h.Filter, path: h.Path, argv: h.Argv,
 		env: h.Env, report: h.Report, reportFD: h.ReportFD, reportName: h.ReportName, warn: h.Warn}
 	var owner *syscall.SysProcAttr

@@ -38,6 +38,7 @@ type Handoff struct {
 	Report     []byte            // the report, outcome "exec", written to ReportFD just before execve
 	Init       bool              // the child is the init of a new PID namespace: it runs the command as its child
 	Warn       string            // a warning for stderr, printed just before execve, or ""
+	Ignored    uint64            // the signals the caller ignored (bit N: signal N), which the child ignores too
 
 	Layered *LayeredPart // Kind HandoffLayered
 	Bwrap   *BwrapPart   // Kind HandoffBwrap
@@ -86,7 +87,7 @@ func (h *Handoff) rules() []HandoffRule {
 // layered child's.
 func (p *plan) handoff(prog []unix.SockFilter, callerReportFD int) *Handoff {
 	h := &Handoff{Kind: HandoffLayered, Path: p.path, Argv: p.argv, Env: p.env, Handled: p.handled, Scoped: p.scoped,
-		Filter: prog, Init: p.pidNS, ReportFD: -1, ReportName: callerReportFD, Warn: p.tempWarn}
+		Filter: prog, Init: p.pidNS, ReportFD: -1, ReportName: callerReportFD, Warn: p.tempWarn, Ignored: ignoredMask()}
 	if callerReportFD >= 0 {
 		h.ReportFD, h.Report = reportFD, execReport(p.rep, p.path, p.argv)
 	}
@@ -134,6 +135,7 @@ func (h *Handoff) marshal() []byte {
 	e.bytes(h.Report)
 	e.num(uint64(flag(h.Init)))
 	e.str(h.Warn)
+	e.num(h.Ignored)
 	switch h.Kind {
 	case HandoffLayered:
 		e.num(uint64(len(h.Layered.Rules)))
@@ -169,6 +171,7 @@ func unmarshalHandoff(b []byte) (*Handoff, error) {
 	h.Report = d.bytes()
 	h.Init = d.num()&1 != 0
 	h.Warn = d.str()
+	h.Ignored = d.num()
 	switch h.Kind {
 	case HandoffLayered:
 		h.Layered = &LayeredPart{Rules: make([]HandoffRule, d.count())}

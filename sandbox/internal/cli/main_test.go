@@ -1407,3 +1407,25 @@ func TestProbeWorktreeWarnsOfGitLimits(t *testing.T) {
 	require.Equal(t, 0, code, out)
 	require.Contains(t, out, "a launch there is refused")
 }
+
+// A signal the caller ignores stays ignored for the command, as it would unconfined (nohup's SIGHUP), with a
+// mount layer and without one: confine neither catches it nor lets a child of its own reset it.
+func TestCallerIgnoredSignalsStayIgnored(t *testing.T) {
+	requireLandlock(t)
+	for _, spec := range []string{"", "layer=off"} {
+		t.Run("spec="+spec, func(t *testing.T) {
+			w := t.TempDir()
+			cmd := exec.Command("/bin/sh", "-c", `trap "" HUP; exec "$0" "$@"`, os.Args[0], "--worktree", w, "--",
+				"/bin/sh", "-c", `grep SigIgn /proc/self/status > "$0"`, w+"/sigign")
+			cmd.Env = append(withoutTempVars(os.Environ()), fakeEnv+"="+spec)
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, err, "%s", out)
+			b, err := os.ReadFile(w + "/sigign")
+			require.NoError(t, err)
+			mask, err := strconv.ParseUint(strings.TrimSpace(strings.TrimPrefix(string(b), "SigIgn:")), 16, 64)
+			require.NoError(t, err, "%s", b)
+			require.NotZero(t, mask&(1<<(unix.SIGHUP-1)), "SIGHUP, ignored by the caller, is not ignored by the command: %s", b)
+			require.Zero(t, mask&(1<<(unix.SIGTERM-1)), "SIGTERM, which the caller did not ignore, is ignored: %s", b)
+		})
+	}
+}
