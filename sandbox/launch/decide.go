@@ -182,8 +182,9 @@ func noTTYWarning(bwrap bool) string {
 	if bwrap {
 		why = "bwrap gives the command a session of its own, without a controlling terminal"
 	}
-	return "the caller's terminal works through descriptors 0 to 2 only: " + why + ", so a program that reopens " +
-		"/dev/tty (less, git's pager, an editor, a password prompt) fails; pass --tty, or set PAGER=cat"
+	return "the caller's terminal works through descriptors 0 to 2 only: " + why + ", so a program that writes to " +
+		"/dev/tty or sets the terminal's modes through it (a password prompt, some editors and pagers) fails there; " +
+		"pass --tty where one does"
 }
 
 // Guard is strategy k's guard under d.

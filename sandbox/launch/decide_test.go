@@ -271,7 +271,7 @@ func TestDecideIsPure(t *testing.T) {
 // no mount layer, and under bwrap; never with --tty, never without a terminal.
 func TestTerminalWarning(t *testing.T) {
 	hasWarning := func(g Guard) bool {
-		return slices.ContainsFunc(g.Warnings, func(w string) bool { return strings.Contains(w, "reopens /dev/tty") })
+		return slices.ContainsFunc(g.Warnings, func(w string) bool { return strings.Contains(w, "writes to /dev/tty") })
 	}
 	cfg := auto
 	for _, c := range []struct {

@@ -1309,7 +1309,7 @@ func TestProbeAndRunAgree(t *testing.T) {
 func TestTerminalThroughDevTTY(t *testing.T) {
 	requireLandlock(t)
 	script := `stty size </dev/tty && stty raw </dev/tty && stty sane </dev/tty && echo through-dev-tty >/dev/tty && : > "$0"`
-	const warning = "a program that reopens /dev/tty"
+	const warning = "a program that writes to /dev/tty"
 	t.Run("layer", func(t *testing.T) {
 		r := confineOnTerminal(t, "", "--worktree", "$W", "--report-fd", "3", "--", "/bin/sh", "-c", script, "$S")
 		require.Equal(t, "mount-layer", r.report["metadata"], r.raw)
