@@ -19,6 +19,20 @@ import (
 // cannot hand a child to confine's own parent: seccomp denies CLONE_PARENT), and ends them all
 // (endDescendants) once the command has been reaped.
 
+// childrenRefusal refuses a launch whose process already has children: a process that started them and then
+// exec'd confine (sh -c 'job & exec confine …'). confine would take them for the command's: it ends every child
+// it has once the command exits, and its supervisor lets the command signal its descendants. One waitid
+// (P_ALL, WNOHANG|WNOWAIT: nothing is reaped): ECHILD where there is none.
+func childrenRefusal() error {
+	var info unix.Siginfo
+	if err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WSTOPPED|unix.WCONTINUED|unix.WNOHANG|unix.WNOWAIT, nil); err != nil {
+		return nil // ECHILD: no child
+	}
+	return report.Refuse(report.ForeignChildren, "this process already has children, started before confine was "+
+		"exec'd: confine would end them with the command and let the command signal them; start confine as a "+
+		"child (without exec), or start those jobs after it")
+}
+
 // becomeSubreaper makes this process a child subreaper: the command's orphans become its children.
 func becomeSubreaper() error {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {

@@ -76,6 +76,9 @@ func Run(cfg Config, f Facts, s System) error {
 		if err := stdioRefusal(); err != nil {
 			return refuse(err)
 		}
+		if err := childrenRefusal(); err != nil {
+			return refuse(err)
+		}
 	}
 	st, err := landlock.Query(s)
 	if err != nil && f.WSL != WSL1 {

@@ -28,6 +28,7 @@ const (
 	BadRoot            Reason = "bad-root"
 	BadReportFD        Reason = "bad-report-fd"
 	BadStdio           Reason = "bad-stdio"
+	ForeignChildren    Reason = "foreign-children" // confine was exec'd by a process that had children
 	LandlockAbsent     Reason = "landlock-absent"
 	LandlockDisabled   Reason = "landlock-disabled"
 	BackendUnavailable Reason = "backend-unavailable"

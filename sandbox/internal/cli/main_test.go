@@ -1429,3 +1429,30 @@ func TestCallerIgnoredSignalsStayIgnored(t *testing.T) {
 		})
 	}
 }
+
+// A process with children that execs confine is refused (foreign-children), and nothing runs: confine would take
+// those children for the command's, ending them when it exits and letting the command signal them. The children
+// live on.
+func TestForeignChildrenRefused(t *testing.T) {
+	requireLandlock(t)
+	w := t.TempDir()
+	cmd := exec.Command("/bin/sh", "-c", `sleep 30 >/dev/null 2>&1 & echo $! > "$0.pid"; exec "$@"`, w+"/bg", os.Args[0], "--worktree", w,
+		"--report-fd", "3", "--", "/bin/sh", "-c", `: > "$0"`, w+"/SENTINEL")
+	cmd.Env = append(withoutTempVars(os.Environ()), fakeEnv+"=")
+	rep, err := os.CreateTemp(t.TempDir(), "report")
+	require.NoError(t, err)
+	cmd.ExtraFiles = []*os.File{rep}
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "%s", out)
+	require.Equal(t, 125, ee.ExitCode(), "%s", out)
+	raw, _ := os.ReadFile(rep.Name())
+	require.Contains(t, string(raw), `"reason":"foreign-children"`)
+	require.NoFileExists(t, w+"/SENTINEL")
+	b, err := os.ReadFile(w + "/bg.pid")
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	require.NoError(t, err)
+	require.NoError(t, unix.Kill(pid, 0), "the caller's background job was ended")
+	unix.Kill(pid, unix.SIGKILL)
+}
