@@ -8,6 +8,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/confine-dev/confine/sandbox/report"
+	"github.com/confine-dev/confine/sandbox/supervisor"
 )
 
 // Every process the command leaves behind is ended when the command exits, in every strategy (issue 28): an
@@ -104,7 +105,7 @@ func killDescendants() (reaped int) {
 }
 
 // childPIDs lists this process's children: /proc/self/task/TID/children of every thread (3.5, with
-// CONFIG_PROC_CHILDREN), else each /proc/PID/stat whose parent is this process.
+// CONFIG_PROC_CHILDREN), else the supervisor's scan of every /proc/PID/stat (supervisor.ChildrenOf).
 func childPIDs() []int {
 	var kids []int
 	tids, err := dirNames("/proc/self/task")
@@ -121,29 +122,8 @@ func childPIDs() []int {
 			}
 		}
 	}
-	if listed && len(kids) > 0 {
+	if listed {
 		return kids
 	}
-	kids = kids[:0]
-	self := strconv.Itoa(unix.Getpid())
-	pids, _ := dirNames("/proc")
-	for _, pid := range pids {
-		if pid[0] < '1' || pid[0] > '9' {
-			continue
-		}
-		b, err := readFile("/proc/" + pid + "/stat")
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces and parentheses, so read after the last ')'.
-		s := string(b)
-		if i := strings.LastIndexByte(s, ')'); i >= 0 {
-			if f := strings.Fields(s[i+1:]); len(f) >= 2 && f[1] == self {
-				if n, err := strconv.Atoi(pid); err == nil {
-					kids = append(kids, n)
-				}
-			}
-		}
-	}
-	return kids
+	return supervisor.ChildrenOf(unix.Getpid())
 }

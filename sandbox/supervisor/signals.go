@@ -536,6 +536,19 @@ func pgrpOf(pid int) (int, error) {
 	return p.pgrp, err
 }
 
+// ChildrenOf lists the processes whose parent is pid, from one scan of /proc (scanProc); none where /proc
+// cannot be read.
+func ChildrenOf(pid int) []int {
+	procs, _ := scanProc()
+	var kids []int
+	for p, q := range procs {
+		if q.ppid == pid {
+			kids = append(kids, p)
+		}
+	}
+	return kids
+}
+
 // scanProc reads every process's parent and group (/proc/PID/stat); a process gone meanwhile is left out.
 func scanProc() (map[int]proc, error) {
 	d, err := os.Open("/proc")
