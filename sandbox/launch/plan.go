@@ -87,9 +87,6 @@ func (p *plan) shareShm() {
 			p.writable = append(p.writable, r)
 		}
 	}
-	if p.term > p.shm {
-		p.term--
-	}
 	p.shm = -1
 	p.notes = append(p.notes, "no mount layer, so no private /dev/shm: the host's is writable (POSIX shared memory "+
 		"and semaphores work), and the command can change the shm objects of the caller's other processes there "+
