@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -60,6 +61,10 @@ type caller struct {
 	nested    bool // in a PID namespace other than ours (NSpid has more than one number)
 	nsTid     int  // its thread ID and thread group ID in its own namespace (the last of NSpid, NStgid)
 	nsTgid    int
+	// ruid and euid are its real and effective user IDs (Uid, as our user namespace sees them), and capKill
+	// whether CAP_KILL is in its effective set (CapEff): what the kernel weighs when it sends (kill_ok_by_cred).
+	ruid, euid int
+	capKill    bool
 }
 
 // self says whether pid (in the caller's namespace) is the caller's own thread group or thread.
@@ -92,7 +97,7 @@ func (s *Supervisor) signal(n *notif) (errno unix.Errno, resume bool) {
 		if errno != 0 {
 			return errno, false
 		}
-		return s.toProcess(i32(0), i32(1), info), false
+		return s.toProcess(c, i32(0), i32(1), info), false
 	case unix.SYS_TKILL:
 		if i32(0) <= 0 {
 			return unix.EINVAL, false
@@ -141,7 +146,7 @@ func (s *Supervisor) kill(c caller, pid, sig int) (unix.Errno, bool) {
 	case c.nested:
 		return unix.EPERM, false
 	case pid > 0:
-		return s.toProcess(pid, sig, nil), false
+		return s.toProcess(c, pid, sig, nil), false
 	case pid == -1:
 		return s.toGroup(c, -1, sig), false
 	case pid == 0:
@@ -156,10 +161,10 @@ func (s *Supervisor) kill(c caller, pid, sig int) (unix.Errno, bool) {
 	return s.toGroup(c, -pid, sig), false
 }
 
-// toProcess sends sig (with info, or as SI_USER when nil) to the process pid, a thread group's ID or any of its
+// toProcess sends sig for c (with info, or as SI_USER when nil) to the process pid, a thread group's ID or any of its
 // threads' (kill(2) of a thread signals its whole group), if it is a descendant: 0, EPERM, ESRCH or the send's
 // error.
-func (s *Supervisor) toProcess(pid, sig int, info *unix.Siginfo) unix.Errno {
+func (s *Supervisor) toProcess(c caller, pid, sig int, info *unix.Siginfo) unix.Errno {
 	pidfd, err := unix.PidfdOpen(pid, 0)
 	if err == unix.EINVAL { // a thread other than its group's leader (before 6.9, with no PIDFD_THREAD asked)
 		tgid, _, terr := tgidOf(pid)
@@ -176,7 +181,7 @@ func (s *Supervisor) toProcess(pid, sig int, info *unix.Siginfo) unix.Errno {
 	if !descends(pid, s.self, parentOf) {
 		return unix.EPERM
 	}
-	return send(pidfd, sig, info, 0)
+	return s.sendAs(c, pidfd, sig, info, 0)
 }
 
 // toThread sends sig to thread tid, of thread group tgid (0: any, as tkill), if that group descends from the
@@ -219,7 +224,7 @@ func (s *Supervisor) toThread(c caller, tgid, tid, sig int, info *unix.Siginfo) 
 	case group != c.tgid && !descends(group, s.self, parentOf):
 		return unix.EPERM, false
 	}
-	return send(pidfd, sig, info, 0), false
+	return s.sendAs(c, pidfd, sig, info, 0), false
 }
 
 // maxPasses bounds the scans of a group signal: a member forked while the group was being signalled is met by
@@ -247,7 +252,7 @@ func (s *Supervisor) toGroup(c caller, pgrp, sig int) unix.Errno {
 				continue
 			}
 			done[pid], more = true, true
-			errno := s.toProcess(pid, sig, nil)
+			errno := s.toProcess(c, pid, sig, nil)
 			switch errno {
 			case 0:
 				signalled = true
@@ -302,7 +307,7 @@ func (s *Supervisor) pidfdSend(n *notif, c caller) unix.Errno {
 	if tgid != c.tgid && !descends(tgid, s.self, parentOf) {
 		return unix.EPERM
 	}
-	return send(pidfd, sig, info, int(flags))
+	return s.sendAs(c, pidfd, sig, info, int(flags))
 }
 
 // takePidfd is our own pidfd of the process the command's descriptor fd names: the command's open file
@@ -434,6 +439,53 @@ func send(pidfd, sig int, info *unix.Siginfo, flags int) unix.Errno {
 	return errnoOf(unix.PidfdSendSignal(pidfd, unix.Signal(sig), info, flags), unix.EPERM)
 }
 
+// sendAs is send with no more right to signal than the caller c has. The kernel checks the sender's
+// credentials as it sends (kernel/signal.c, check_kill_permission: the sender's real or effective uid is the
+// target's real or saved uid, or it has CAP_KILL), and the sender is the supervisor. Running as root, the
+// supervisor could signal what a caller that changed its uid, or dropped CAP_KILL, cannot: then the signal
+// goes from a thread of its own that first drops CAP_KILL from its effective set (capset(2) on itself) and
+// takes the caller's real and effective uid (setresuid(2) on itself alone), so that the kernel decides as it
+// would for the caller, in the same step as the send. That thread is never given back to the Go runtime: it
+// stays locked to its goroutine, and ends with it. One difference stays: a SIGCONT is allowed within the
+// sender's session, which is then confine's, not the caller's (a caller that called setsid(2) and changed its
+// uid may continue a stopped descendant of confine's session).
+func (s *Supervisor) sendAs(c caller, pidfd, sig int, info *unix.Siginfo, flags int) unix.Errno {
+	if s.euid != 0 || c.capKill {
+		return send(pidfd, sig, info, flags) // our rights are the caller's, or it has every right to signal
+	}
+	done := make(chan unix.Errno, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread, with the caller's credentials, ends with us
+		if errno := becomeCaller(c); errno != 0 {
+			done <- unix.EPERM // fail closed: the signal is not sent
+			return
+		}
+		done <- send(pidfd, sig, info, flags)
+	}()
+	return <-done
+}
+
+// becomeCaller gives the calling OS thread, alone, c's real and effective uid and no CAP_KILL in its effective
+// set. The caps are dropped first: setresuid needs CAP_SETUID, and where the effective uid leaves 0 the kernel
+// clears the effective set on its own.
+func becomeCaller(c caller) unix.Errno {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3} // Pid 0: this thread
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return errnoOf(err, unix.EPERM)
+	}
+	data[0].Effective &^= 1 << unix.CAP_KILL
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return errnoOf(err, unix.EPERM)
+	}
+	if c.ruid == 0 && c.euid == 0 {
+		return 0
+	}
+	// The raw call changes this thread only; syscall.Setresuid would change every thread of the process.
+	_, _, e := unix.RawSyscall(unix.SYS_SETRESUID, uintptr(c.ruid), uintptr(c.euid), ^uintptr(0))
+	return e
+}
+
 // pidfdErr is the errno for a pidfd_open that failed: ESRCH for no such process, EPERM for anything else (a
 // host filter that refuses it): the signal is not sent.
 func pidfdErr(err error) unix.Errno {
@@ -461,12 +513,28 @@ func callerOf(tid int) (caller, error) {
 			c.nsTid, _ = strconv.Atoi(f[len(f)-1])
 		case key == "NStgid" && len(f) > 0:
 			c.nsTgid, _ = strconv.Atoi(f[len(f)-1])
+		case key == "Uid" && len(f) == 4: // real, effective, saved, filesystem
+			c.ruid, _ = strconv.Atoi(f[0])
+			c.euid, _ = strconv.Atoi(f[1])
+		case key == "CapEff" && len(f) == 1:
+			caps, _ := strconv.ParseUint(f[0], 16, 64)
+			c.capKill = caps&(1<<unix.CAP_KILL) != 0
 		}
 	}
 	if c.tgid <= 0 {
 		return caller{}, unix.ESRCH
 	}
+	if c.capKill && !sameUserNS(tid) { // CAP_KILL counts in the target's user namespace, which ours is
+		c.capKill = false
+	}
 	return c, nil
+}
+
+// sameUserNS says whether thread tid is in our user namespace (the identity of /proc/TID/ns/user).
+func sameUserNS(tid int) bool {
+	var theirs, ours unix.Stat_t
+	return unix.Stat(procPath(tid, "ns/user"), &theirs) == nil && unix.Stat("/proc/self/ns/user", &ours) == nil &&
+		theirs.Dev == ours.Dev && theirs.Ino == ours.Ino
 }
 
 // tgidOf is the thread group of thread tid (/proc/TID/status, Tgid), and its parent's PID (PPid).

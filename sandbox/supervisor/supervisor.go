@@ -127,6 +127,7 @@ type Supervisor struct {
 	pidfdFlags     int
 	pidfd, pidfdOf int // the last caller's pidfd (or -1), and its thread ID
 	self           int // our own PID: the command and its descendants descend from it
+	euid           int // our effective uid: 0 for root, whose right to signal can exceed the command's (sendAs)
 }
 
 // maxInside bounds the directories kept (and so the descriptors held): past it, all are let go. maxNames
@@ -139,7 +140,7 @@ const (
 // New is a supervisor for listener (from seccomp.InstallListener) that allows changes beneath roots.
 func New(listener int, roots []Root) *Supervisor {
 	return &Supervisor{listener: listener, roots: roots, inside: map[Ident]int{}, names: make([]string, maxNames), keys: make([]Ident, maxNames),
-		getfd: true, pidfdFlags: unix.PIDFD_THREAD, pidfd: -1, self: unix.Getpid()}
+		getfd: true, pidfdFlags: unix.PIDFD_THREAD, pidfd: -1, self: unix.Getpid(), euid: unix.Geteuid()}
 }
 
 // Serve answers notifications until the listener fails for good (its filter has no task left, or it is

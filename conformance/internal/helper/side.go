@@ -44,6 +44,8 @@ var sideOps = map[string]string{
 	"pidfd-kill":      "pidfd_send_signal(pidfd_open(path as a pid), arg as a signal number)",
 	"sigio":           "make a pipe O_ASYNC with F_SETOWN = path as a pid, then write to it: the kernel sends SIGIO to that pid",
 	"prlimit-nofile":  "prlimit64(path as a pid, RLIMIT_NOFILE, {arg, arg})",
+	"kill-dropped":    "start a child of ours (linger 1500), setresuid to path (all threads), kill(child, arg as a signal number), then wait for the child: data alive (it exited 0) or killed (by a signal)",
+	"linger":          "sleep arg milliseconds, then exit 0",
 	"unix-connect":    "connect a SOCK_STREAM unix socket to path ('@name' is abstract) and write arg",
 	"add-key":         "add_key(\"user\", path, arg, path2: session, user, or a keyring serial number)",
 	"key-rewrite":     "link keyring path2 (user, or a serial number) into the session keyring, search it for the user key path linking the find there, then add_key(\"user\", path, arg, session): an update in place of a possessed key",
@@ -130,6 +132,12 @@ func doSide(op Op, stdout, stderr io.Writer) (data string, err error) {
 		}
 		defer unix.Close(fd)
 		return "", unix.PidfdSendSignal(fd, unix.Signal(atoi(op.Arg)), nil, 0)
+	case "kill-dropped":
+		return killDropped(atoi(op.Path), unix.Signal(atoi(op.Arg)))
+	case "linger":
+		time.Sleep(time.Duration(atoi(op.Arg)) * time.Millisecond)
+		os.Exit(0)
+		return "", nil
 	case "sigio":
 		return "", sigio(atoi(op.Path))
 	case "prlimit-nofile":
@@ -536,4 +544,26 @@ func sessionKeyring(name, argvJSON string, stdout, stderr io.Writer) (string, er
 	}
 	out, _ := json.Marshal(map[string]any{"exit": exit, "keys": descs})
 	return string(out), nil
+}
+
+// killDropped starts a child that lingers 1.5 s with our credentials, changes every thread's uid to uid, and
+// sends the child sig: the kernel allows it only with CAP_KILL or a uid in common (kill_ok_by_cred), so a root
+// caller that dropped to another uid gets EPERM. It returns kill's error, and whether the child then exited
+// on its own ("alive") or by a signal ("killed"); "no-setuid" and setresuid's error where the uid cannot be had.
+func killDropped(uid int, sig unix.Signal) (string, error) {
+	b, _ := json.Marshal([]Op{{Op: "linger", Arg: "1500"}})
+	child := exec.Command("/proc/self/exe", "helper", string(b))
+	if err := child.Start(); err != nil {
+		return "", err
+	}
+	if err := unix.Setresuid(uid, uid, uid); err != nil {
+		child.Wait()
+		return "no-setuid", err
+	}
+	kerr := unix.Kill(child.Process.Pid, sig)
+	state := "alive"
+	if err := child.Wait(); err != nil {
+		state = "killed"
+	}
+	return state, kerr
 }

@@ -14,6 +14,8 @@ package suite
 //     must not widen the next run to the objects, refs and logs of that root's parent.
 //   - profile-fifo, profile-fifo-fallback: a FIFO one run plants as $XDG_CONFIG_HOME/git/config must not hang
 //     the next launch under --profile git-global.
+//   - signal-dropped-uid, signal-dropped-uid-fallback: the supervisor that sends the command's signals below
+//     ABI 6 must not lend a root command that changed its uid the right to signal as root.
 //
 // Route 3 of the issue (the npm API runs whatever launcher it finds) is release/npm's node tests. Route 6
 // (signals below ABI 6 without a mount layer) is side-channels/signals-kill-fallback, -pidfd-fallback and
@@ -38,9 +40,9 @@ import (
 	"github.com/confine-dev/confine/conformance/internal/snapshot"
 )
 
-var deputyCases = append(append(append(
+var deputyCases = append(append(append(append(
 	[]Case{procCase("root"), procCase("cwd"), procCase("fd")},
-	deviceCases()...), gitPointerCases()...), profileFIFOCases()...)
+	deviceCases()...), gitPointerCases()...), profileFIFOCases()...), signalCredCases()...)
 
 // dOpts tune one deputy launch.
 type dOpts struct {
@@ -657,4 +659,48 @@ func profileFIFOAttack(t *T, m scMode) {
 		return
 	}
 	t.Logf("ran in time (exit 0)")
+}
+
+// ------------------------------------------------------------------------------------------------------------
+// The signal supervisor (issue 25, route 6) sends with its own credentials.
+
+// signalCredCases are the cases of a root command that drops its uid and signals a child it no longer may.
+func signalCredCases() []Case {
+	return modeVariants(Case{
+		ID:    "deputy/signal-dropped-uid",
+		Title: "a root command that changed its uid cannot signal what the kernel would refuse it",
+		Rationale: "Below ABI 6 without a mount layer, confine's supervisor sends the command's signals (issue 25, " +
+			"route 6), and the kernel checks the sender's credentials, which are the supervisor's: as root it " +
+			"could signal, for a command that dropped to another uid, a process the kernel refuses that command " +
+			"(kernel/signal.c, kill_ok_by_cred: a uid in common, or CAP_KILL). The command, as root, starts a " +
+			"child, changes every uid to 65534 and sends the child SIGTERM. Unconfined (the control) kill fails " +
+			"with EPERM and the child lives; under confine it must be the same. Root only: only root can change " +
+			"its uid.",
+		Expect: []Expect{{"ABI ≥ 1, root", "kill fails with EPERM and the child lives, as unconfined"}},
+	}, ", where no namespace can be had (below ABI 6, the supervisor sends it)",
+		Expect{"ABI ≥ 1, root, fallback", "the same: the supervisor sends with the caller's uids and without CAP_KILL"},
+		[]Expect{{"unprivileged", "SKIP: only root can change its uid"}},
+		signalDroppedAttack)
+}
+
+func signalDroppedAttack(t *T, m scMode) {
+	if os.Geteuid() != 0 {
+		t.Skipf("needs root: only root can change its uid")
+	}
+	op := helper.Op{Op: "kill-dropped", Path: "65534", Arg: strconv.Itoa(int(unix.SIGTERM))}
+	if ctl := t.Control(op)[0]; ctl.OK || ctl.Errno != "EPERM" || ctl.Data != "alive" {
+		t.Skipf("the control differs: unconfined, kill after setresuid(65534) gives ok=%v %s, and the child is %q", ctl.OK, ctl.Errno, ctl.Data)
+	}
+	r := deputyConfine(t, m, t.Flags(), t.HelperArgv(op), dOpts{})
+	m.ran(t, r.scRun)
+	got := r.results[0]
+	switch {
+	case got.Data == "no-setuid":
+		t.Skipf("%s: the command cannot change its uid here (setresuid: %s), so there is no route", r.rep.Metadata, got.Errno)
+	case got.OK || got.Errno != "EPERM" || got.Data != "alive":
+		t.Errorf("%s: after dropping to uid 65534, the command's SIGTERM to its root-owned child gave ok=%v %s, and the child is %q; unconfined: EPERM, alive",
+			r.rep.Metadata, got.OK, got.Errno, got.Data)
+	default:
+		t.Logf("%s: EPERM, and the child lives, as unconfined", r.rep.Metadata)
+	}
 }
