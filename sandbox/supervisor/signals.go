@@ -2,7 +2,6 @@ package supervisor
 
 import (
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -61,10 +60,8 @@ type caller struct {
 	nested    bool // in a PID namespace other than ours (NSpid has more than one number)
 	nsTid     int  // its thread ID and thread group ID in its own namespace (the last of NSpid, NStgid)
 	nsTgid    int
-	// ruid and euid are its real and effective user IDs (Uid, as our user namespace sees them), and capKill
-	// whether CAP_KILL is in its effective set (CapEff): what the kernel weighs when it sends (kill_ok_by_cred).
-	ruid, euid int
-	capKill    bool
+	creds     creds // its credentials, which the kernel weighs when it sends (kill_ok_by_cred)
+	capKill   bool  // CAP_KILL is in its effective set, and it is in our user namespace
 }
 
 // self says whether pid (in the caller's namespace) is the caller's own thread group or thread.
@@ -439,51 +436,16 @@ func send(pidfd, sig int, info *unix.Siginfo, flags int) unix.Errno {
 	return errnoOf(unix.PidfdSendSignal(pidfd, unix.Signal(sig), info, flags), unix.EPERM)
 }
 
-// sendAs is send with no more right to signal than the caller c has. The kernel checks the sender's
-// credentials as it sends (kernel/signal.c, check_kill_permission: the sender's real or effective uid is the
-// target's real or saved uid, or it has CAP_KILL), and the sender is the supervisor. Running as root, the
-// supervisor could signal what a caller that changed its uid, or dropped CAP_KILL, cannot: then the signal
-// goes from a thread of its own that first drops CAP_KILL from its effective set (capset(2) on itself) and
-// takes the caller's real and effective uid (setresuid(2) on itself alone), so that the kernel decides as it
-// would for the caller, in the same step as the send. That thread is never given back to the Go runtime: it
-// stays locked to its goroutine, and ends with it. One difference stays: a SIGCONT is allowed within the
-// sender's session, which is then confine's, not the caller's (a caller that called setsid(2) and changed its
-// uid may continue a stopped descendant of confine's session).
+// sendAs is send with no more right to signal than the caller c has (creds.go: the kernel checks the
+// sender's credentials, which are ours; kernel/signal.c, check_kill_permission). A caller with CAP_KILL in our
+// user namespace has every right to signal that we have. One difference stays where the caller's credentials
+// are taken on: a SIGCONT is allowed within the sender's session, which is then confine's, not the caller's.
 func (s *Supervisor) sendAs(c caller, pidfd, sig int, info *unix.Siginfo, flags int) unix.Errno {
-	if s.euid != 0 || c.capKill {
-		return send(pidfd, sig, info, flags) // our rights are the caller's, or it has every right to signal
+	act := func() unix.Errno { return send(pidfd, sig, info, flags) }
+	if c.capKill {
+		return act()
 	}
-	done := make(chan unix.Errno, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread, with the caller's credentials, ends with us
-		if errno := becomeCaller(c); errno != 0 {
-			done <- unix.EPERM // fail closed: the signal is not sent
-			return
-		}
-		done <- send(pidfd, sig, info, flags)
-	}()
-	return <-done
-}
-
-// becomeCaller gives the calling OS thread, alone, c's real and effective uid and no CAP_KILL in its effective
-// set. The caps are dropped first: setresuid needs CAP_SETUID, and where the effective uid leaves 0 the kernel
-// clears the effective set on its own.
-func becomeCaller(c caller) unix.Errno {
-	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3} // Pid 0: this thread
-	var data [2]unix.CapUserData
-	if err := unix.Capget(&hdr, &data[0]); err != nil {
-		return errnoOf(err, unix.EPERM)
-	}
-	data[0].Effective &^= 1 << unix.CAP_KILL
-	if err := unix.Capset(&hdr, &data[0]); err != nil {
-		return errnoOf(err, unix.EPERM)
-	}
-	if c.ruid == 0 && c.euid == 0 {
-		return 0
-	}
-	// The raw call changes this thread only; syscall.Setresuid would change every thread of the process.
-	_, _, e := unix.RawSyscall(unix.SYS_SETRESUID, uintptr(c.ruid), uintptr(c.euid), ^uintptr(0))
-	return e
+	return s.asCaller(c.creds, act)
 }
 
 // pidfdErr is the errno for a pidfd_open that failed: ESRCH for no such process, EPERM for anything else (a
@@ -513,20 +475,14 @@ func callerOf(tid int) (caller, error) {
 			c.nsTid, _ = strconv.Atoi(f[len(f)-1])
 		case key == "NStgid" && len(f) > 0:
 			c.nsTgid, _ = strconv.Atoi(f[len(f)-1])
-		case key == "Uid" && len(f) == 4: // real, effective, saved, filesystem
-			c.ruid, _ = strconv.Atoi(f[0])
-			c.euid, _ = strconv.Atoi(f[1])
-		case key == "CapEff" && len(f) == 1:
-			caps, _ := strconv.ParseUint(f[0], 16, 64)
-			c.capKill = caps&(1<<unix.CAP_KILL) != 0
 		}
 	}
-	if c.tgid <= 0 {
+	var ok bool
+	if c.creds, ok = parseCreds(string(b)); c.tgid <= 0 || !ok {
 		return caller{}, unix.ESRCH
 	}
-	if c.capKill && !sameUserNS(tid) { // CAP_KILL counts in the target's user namespace, which ours is
-		c.capKill = false
-	}
+	// CAP_KILL counts in the target's user namespace, which (for every target we signal) is ours or below it.
+	c.capKill = c.creds.capEff&(1<<unix.CAP_KILL) != 0 && sameUserNS(tid)
 	return c, nil
 }
 

@@ -125,9 +125,10 @@ type Supervisor struct {
 	// lacks it); pidfdFlags is PIDFD_THREAD (6.9), or 0 once refused: then only a thread-group leader's.
 	getfd          bool
 	pidfdFlags     int
-	pidfd, pidfdOf int // the last caller's pidfd (or -1), and its thread ID
-	self           int // our own PID: the command and its descendants descend from it
-	euid           int // our effective uid: 0 for root, whose right to signal can exceed the command's (sendAs)
+	pidfd, pidfdOf int   // the last caller's pidfd (or -1), and its thread ID
+	self           int   // our own PID: the command and its descendants descend from it
+	euid           int   // our effective uid: 0 for root, whose rights can exceed the command's (creds.go)
+	creds          creds // our credentials, which a caller's are compared with (creds.go)
 }
 
 // maxInside bounds the directories kept (and so the descriptors held): past it, all are let go. maxNames
@@ -139,8 +140,10 @@ const (
 
 // New is a supervisor for listener (from seccomp.InstallListener) that allows changes beneath roots.
 func New(listener int, roots []Root) *Supervisor {
-	return &Supervisor{listener: listener, roots: roots, inside: map[Ident]int{}, names: make([]string, maxNames), keys: make([]Ident, maxNames),
+	s := &Supervisor{listener: listener, roots: roots, inside: map[Ident]int{}, names: make([]string, maxNames), keys: make([]Ident, maxNames),
 		getfd: true, pidfdFlags: unix.PIDFD_THREAD, pidfd: -1, self: unix.Getpid(), euid: unix.Geteuid()}
+	s.creds, _ = credsOf(0) // unread, no caller's equal ours: each call takes the caller's on (asCaller)
+	return s
 }
 
 // Serve answers notifications until the listener fails for good (its filter has no task left, or it is
@@ -233,11 +236,17 @@ func (s *Supervisor) handle(n *notif) unix.Errno {
 		return errnoOf(err, unix.EBADF)
 	}
 	defer unix.Close(base)
-	if !s.live(n.ID) { // base and the arguments are the caller's only if it is still waiting
+	var cr creds // the caller's credentials, read where ours can exceed them (asCaller)
+	if s.euid == 0 {
+		if cr, err = credsOf(pid); err != nil {
+			return unix.EPERM
+		}
+	}
+	if !s.live(n.ID) { // base, the arguments and the credentials are the caller's only if it is still waiting
 		return unix.EPERM
 	}
 	if c.byFD {
-		return s.onFD(base, opath, c)
+		return s.onFD(base, opath, c, cr)
 	}
 	fd, id, ok, err := s.locate(base, c.path, c.follow)
 	if err != nil {
@@ -247,7 +256,7 @@ func (s *Supervisor) handle(n *notif) unix.Errno {
 	if !ok {
 		return unix.EPERM
 	}
-	return c.change(fd, id.is(unix.S_IFLNK))
+	return s.asCaller(cr, func() unix.Errno { return c.change(fd, id.is(unix.S_IFLNK)) })
 }
 
 // own rewrites a call whose path names the caller's own /proc directory (ownLink) into one on what the link
@@ -273,10 +282,10 @@ func (c *call) own(pid int) unix.Errno {
 	return 0
 }
 
-// onFD makes c's change on base, our descriptor of the command's (from commandFD: opath if the command's is
+// onFD makes c's change, with the caller's credentials cr, on base, our descriptor of the command's (from commandFD: opath if the command's is
 // O_PATH), if it lies beneath a root. The change is made as on an O_PATH descriptor (through /proc/self/fd, or
 // AT_EMPTY_PATH), which acts on the file whatever descriptor of it we hold.
-func (s *Supervisor) onFD(base int, opath bool, c call) unix.Errno {
+func (s *Supervisor) onFD(base int, opath bool, c call, cr creds) unix.Errno {
 	if opath && !c.follow { // the kernel takes no O_PATH descriptor for an f* call
 		return unix.EBADF
 	}
@@ -287,7 +296,7 @@ func (s *Supervisor) onFD(base int, opath bool, c call) unix.Errno {
 	if !s.beneath(base, id) {
 		return unix.EPERM
 	}
-	return c.change(base, id.is(unix.S_IFLNK))
+	return s.asCaller(cr, func() unix.Errno { return c.change(base, id.is(unix.S_IFLNK)) })
 }
 
 // commandFD is our own descriptor of the file the calling thread tid has open at fd, and whether the command's

@@ -46,6 +46,7 @@ var sideOps = map[string]string{
 	"prlimit-nofile":  "prlimit64(path as a pid, RLIMIT_NOFILE, {arg, arg})",
 	"kill-dropped":    "start a child of ours (linger 1500), setresuid to path (all threads), kill(child, arg as a signal number), then wait for the child: data alive (it exited 0) or killed (by a signal)",
 	"linger":          "sleep arg milliseconds, then exit 0",
+	"fchmod-dropped":  "open(path, O_RDONLY), setresuid to path2 (all threads), then fchmod(fd, arg in octal)",
 	"unix-connect":    "connect a SOCK_STREAM unix socket to path ('@name' is abstract) and write arg",
 	"add-key":         "add_key(\"user\", path, arg, path2: session, user, or a keyring serial number)",
 	"key-rewrite":     "link keyring path2 (user, or a serial number) into the session keyring, search it for the user key path linking the find there, then add_key(\"user\", path, arg, session): an update in place of a possessed key",
@@ -134,6 +135,21 @@ func doSide(op Op, stdout, stderr io.Writer) (data string, err error) {
 		return "", unix.PidfdSendSignal(fd, unix.Signal(atoi(op.Arg)), nil, 0)
 	case "kill-dropped":
 		return killDropped(atoi(op.Path), unix.Signal(atoi(op.Arg)))
+	case "fchmod-dropped":
+		mode, err := strconv.ParseUint(op.Arg, 8, 32)
+		if err != nil {
+			return "", err
+		}
+		fd, err := unix.Open(op.Path, unix.O_RDONLY|unix.O_CLOEXEC, 0) // opened first: no search right needed after
+		if err != nil {
+			return "", err
+		}
+		defer unix.Close(fd)
+		uid := atoi(op.Path2)
+		if err := unix.Setresuid(uid, uid, uid); err != nil {
+			return "no-setuid", err
+		}
+		return "", unix.Fchmod(fd, uint32(mode))
 	case "linger":
 		time.Sleep(time.Duration(atoi(op.Arg)) * time.Millisecond)
 		os.Exit(0)

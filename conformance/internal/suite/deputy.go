@@ -14,8 +14,9 @@ package suite
 //     must not widen the next run to the objects, refs and logs of that root's parent.
 //   - profile-fifo, profile-fifo-fallback: a FIFO one run plants as $XDG_CONFIG_HOME/git/config must not hang
 //     the next launch under --profile git-global.
-//   - signal-dropped-uid, signal-dropped-uid-fallback: the supervisor that sends the command's signals below
-//     ABI 6 must not lend a root command that changed its uid the right to signal as root.
+//   - signal-dropped-uid, metadata-dropped-uid, and their -fallback: the supervisor, which sends the command's
+//     signals below ABI 6 and makes its metadata changes without a mount layer, must not lend a root command
+//     that changed its uid root's right to signal, chmod, chown or touch.
 //
 // Route 3 of the issue (the npm API runs whatever launcher it finds) is release/npm's node tests. Route 6
 // (signals below ABI 6 without a mount layer) is side-channels/signals-kill-fallback, -pidfd-fallback and
@@ -42,7 +43,7 @@ import (
 
 var deputyCases = append(append(append(append(
 	[]Case{procCase("root"), procCase("cwd"), procCase("fd")},
-	deviceCases()...), gitPointerCases()...), profileFIFOCases()...), signalCredCases()...)
+	deviceCases()...), gitPointerCases()...), profileFIFOCases()...), credCases()...)
 
 // dOpts tune one deputy launch.
 type dOpts struct {
@@ -664,9 +665,10 @@ func profileFIFOAttack(t *T, m scMode) {
 // ------------------------------------------------------------------------------------------------------------
 // The signal supervisor (issue 25, route 6) sends with its own credentials.
 
-// signalCredCases are the cases of a root command that drops its uid and signals a child it no longer may.
-func signalCredCases() []Case {
-	return modeVariants(Case{
+// credCases are the cases of a root command that drops its uid, then signals a child or changes a file it no
+// longer may.
+func credCases() []Case {
+	signal := modeVariants(Case{
 		ID:    "deputy/signal-dropped-uid",
 		Title: "a root command that changed its uid cannot signal what the kernel would refuse it",
 		Rationale: "Below ABI 6 without a mount layer, confine's supervisor sends the command's signals (issue 25, " +
@@ -681,6 +683,53 @@ func signalCredCases() []Case {
 		Expect{"ABI ≥ 1, root, fallback", "the same: the supervisor sends with the caller's uids and without CAP_KILL"},
 		[]Expect{{"unprivileged", "SKIP: only root can change its uid"}},
 		signalDroppedAttack)
+	metadata := modeVariants(Case{
+		ID:    "deputy/metadata-dropped-uid",
+		Title: "a root command that changed its uid cannot chmod a root file in the worktree",
+		Rationale: "Without a mount layer, confine's supervisor makes the command's metadata changes (chmod, " +
+			"chown, utimes, xattrs) beneath the writable roots, and the kernel checks the supervisor's " +
+			"credentials: as root it changed, for a command that had dropped to uid 65534, a root file that the " +
+			"kernel refuses that command (inode_owner_or_capable: the owner, or CAP_FOWNER). The runner makes a " +
+			"root file of mode 0644 in the worktree; the command, as root, opens it, changes every uid to 65534 and " +
+			"fchmods it 0666. Unconfined (the control, on a file outside) that is EPERM; under confine it must be the " +
+			"same, and the mode must stay 0644. Root only.",
+		Expect: []Expect{{"ABI ≥ 1, root", "chmod fails with EPERM, the mode stays 0644, as unconfined"}},
+		Setup: func(t *T) {
+			t.WriteFile(t.WT+"/rootfile", "root's\n", 0o644)
+			t.WriteFile(t.Base+"/control-rootfile", "root's\n", 0o644)
+		},
+	}, ", where no namespace can be had (the supervisor makes the change)",
+		Expect{"ABI ≥ 1, root, fallback", "the same: the supervisor makes the change with the caller's credentials"},
+		[]Expect{{"unprivileged", "SKIP: only root can change its uid"}},
+		metadataDroppedAttack)
+	return append(signal, metadata...)
+}
+
+func metadataDroppedAttack(t *T, m scMode) {
+	if os.Geteuid() != 0 {
+		t.Skipf("needs root: only root can change its uid")
+	}
+	chmod := func(path string) helper.Op { return helper.Op{Op: "fchmod-dropped", Path: path, Path2: "65534", Arg: "666"} }
+	if ctl := t.Control(chmod(t.Base + "/control-rootfile"))[0]; ctl.OK || ctl.Errno != "EPERM" {
+		t.Skipf("the control differs: unconfined, fchmod of a root file after setresuid(65534) gives ok=%v %s", ctl.OK, ctl.Errno)
+	}
+	r := deputyConfine(t, m, t.Flags(), t.HelperArgv(chmod(t.WT+"/rootfile")), dOpts{})
+	m.ran(t, r.scRun)
+	got := r.results[0]
+	var st unix.Stat_t
+	if err := unix.Stat(t.WT+"/rootfile", &st); err != nil {
+		t.Fatalf("stat the root file after: %v", err)
+	}
+	mode := st.Mode & 0o7777
+	switch {
+	case got.Data == "no-setuid":
+		t.Skipf("%s: the command cannot change its uid here (setresuid: %s), so there is no route", r.rep.Metadata, got.Errno)
+	case got.OK || got.Errno != "EPERM" || mode != 0o644:
+		t.Errorf("%s: after dropping to uid 65534, the command's fchmod 0666 of a root file in the worktree gave ok=%v %s, and its mode is %#o; unconfined: EPERM, 0644",
+			r.rep.Metadata, got.OK, got.Errno, mode)
+	default:
+		t.Logf("%s: EPERM, and the mode stays 0644, as unconfined", r.rep.Metadata)
+	}
 }
 
 func signalDroppedAttack(t *T, m scMode) {
