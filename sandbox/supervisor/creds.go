@@ -1,8 +1,6 @@
 package supervisor
 
 import (
-	"os"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,17 +10,18 @@ import (
 )
 
 // The supervisor acts for the command: it makes the command's metadata changes and sends its signals. The
-// kernel checks each against the credentials of whoever makes the call, which are the supervisor's. As long
-// as the command's credentials are the supervisor's (the launch gives it ours), the two agree. A root command
-// can change its own, though (setpriv, su, a build that drops to a build user), and the kernel would then
-// refuse it what a root supervisor may still do: chmod or chown a root file, signal a root process. So a
-// supervisor running as root compares the caller's credentials with its own on every call, and where they
-// differ it makes the call from a thread of its own that first takes on the caller's (assume), so that the
-// kernel decides as it would for the caller, in the same step as the change. That thread is never given back
-// to the Go runtime: it stays locked to its goroutine and ends with it (runtime.LockOSThread without Unlock;
-// the runtime starts no thread from a locked one, it asks its template thread). An unprivileged supervisor
-// has nothing to lend: a command of its uid cannot lower its own rights below ours (it holds no capability to
-// change its uid, gids or groups), only raise them by a set-user-ID program, and then the supervisor has less.
+// kernel checks each against the credentials of whoever makes the call, which are the supervisor's. A root
+// supervisor's exceed the command's: the launch drops capabilities from the command (a root command has no
+// CAP_SYS_ADMIN, CAP_SETFCAP, CAP_KILL…), and a root command can change its own (setpriv, su, a build that
+// drops to a build user), after which the kernel refuses it what root may still do: chmod or chown a root file,
+// signal a root process. So a supervisor running as root reads the caller's credentials on every call and
+// makes the call itself with them (asCaller): its serving thread, which is locked to its goroutine for good,
+// takes on the caller's IDs, groups and effective capabilities just before the call and its own back just
+// after, so that the kernel decides as it would for the caller, in the same step as the change. What it looks
+// up before (the caller's descriptors, memory and /proc) it looks up with its own. Only what differs is
+// changed: for a root command that kept its uid, that is one capset(2) before and one after. An unprivileged
+// supervisor has nothing to lend: a command of its uid cannot lower its own rights below ours (it holds no
+// capability to drop), only raise them by a set-user-ID program, and then the supervisor has less.
 
 // creds are the credentials the kernel weighs in the calls the supervisor makes for the command
 // (/proc/TID/status: Uid and Gid are real, effective, saved and filesystem IDs, as our user namespace sees
@@ -35,9 +34,12 @@ type creds struct {
 }
 
 // equal says whether c and o weigh the same in every permission check.
-func (c creds) equal(o creds) bool {
+func (c creds) equal(o creds) bool { return c.capEff == o.capEff && c.sameIDs(o) }
+
+// sameIDs says whether c and o have the same user and group IDs and supplementary groups.
+func (c creds) sameIDs(o creds) bool {
 	return c.ruid == o.ruid && c.euid == o.euid && c.fsuid == o.fsuid && c.rgid == o.rgid && c.egid == o.egid &&
-		c.fsgid == o.fsgid && c.capEff == o.capEff && slices.Equal(c.groups, o.groups)
+		c.fsgid == o.fsgid && slices.Equal(c.groups, o.groups)
 }
 
 // parseCreds reads creds from the lines of a /proc/TID/status (proc_pid_status(5)); ok is false when a field
@@ -91,66 +93,128 @@ func parseCreds(status string) (c creds, ok bool) {
 }
 
 // credsOf reads thread tid's credentials (tid 0: the calling thread's own, /proc/thread-self). Errors: the
-// read's, or ESRCH for a status without them.
+// read's, or ESRCH for a status without them (or longer than 16 KiB). It reads into a buffer of its own:
+// os.ReadFile costs half as much again, and this runs on every supervised call.
 func credsOf(tid int) (creds, error) {
 	path := "/proc/thread-self/status"
 	if tid != 0 {
 		path = procPath(tid, "status")
 	}
-	b, err := os.ReadFile(path)
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return creds{}, err
 	}
-	c, ok := parseCreds(string(b))
-	if !ok {
+	defer unix.Close(fd)
+	var buf [16 << 10]byte
+	n := 0
+	for n < len(buf) {
+		k, err := unix.Read(fd, buf[n:])
+		if err != nil {
+			return creds{}, err
+		}
+		if k == 0 {
+			break
+		}
+		n += k
+	}
+	c, ok := parseCreds(string(buf[:n]))
+	if !ok || n == len(buf) {
 		return creds{}, unix.ESRCH
 	}
 	return c, nil
 }
 
-// asCaller runs act with the credentials of c, the caller's: on the calling thread when they are ours (or we
-// are not root), else on a thread of its own that takes them on first (assume). A thread that cannot take them
-// on runs nothing: EPERM.
+// callerCreds are thread tid's credentials as they count in our user namespace (inNS).
+func (s *Supervisor) callerCreds(tid int) (creds, error) {
+	c, err := credsOf(tid)
+	return s.inNS(tid, c), err
+}
+
+// inNS is c, thread tid's credentials, as they count in our user namespace: capabilities held in another (a
+// user namespace the command made) count for none here, so they are dropped. A caller with our IDs and no
+// capability but those the launch left the command (commandCaps) holds no more than the command did at launch,
+// in whatever namespace, and its namespace is not looked up (a stat of /proc/TID/ns/user on every call).
+func (s *Supervisor) inNS(tid int, c creds) creds {
+	if c.capEff&^s.commandCaps == 0 && c.sameIDs(s.creds) {
+		return c
+	}
+	if ns, err := userNSOf(tid); err != nil || ns.Dev != s.userNS.Dev || ns.Ino != s.userNS.Ino {
+		c.capEff = 0
+	}
+	return c
+}
+
+// userNSOf is the identity of thread tid's user namespace (/proc/TID/ns/user; tid 0: ours).
+func userNSOf(tid int) (unix.Stat_t, error) {
+	path := "/proc/thread-self/ns/user"
+	if tid != 0 {
+		path = procPath(tid, "ns/user")
+	}
+	var st unix.Stat_t
+	err := unix.Stat(path, &st)
+	return st, err
+}
+
+// asCaller runs act with the credentials c, the caller's, on the calling thread, which must be locked to its
+// goroutine for good (Serve's): act runs as it is when c is ours (or we are not root), else between assume and
+// restore. A thread that cannot take c on runs nothing (EPERM); one that cannot take ours back is not used
+// again: every later call that needs a change is EPERM.
 func (s *Supervisor) asCaller(c creds, act func() unix.Errno) unix.Errno {
 	if s.euid != 0 || c.equal(s.creds) {
 		return act()
 	}
-	done := make(chan unix.Errno, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread, with the caller's credentials, ends with us
-		if errno := assume(c); errno != 0 {
-			done <- unix.EPERM
-			return
-		}
-		done <- act()
-	}()
-	return <-done
+	if s.stuck {
+		return unix.EPERM
+	}
+	errno := assume(s.creds, c)
+	if errno == 0 {
+		errno = act()
+	} else {
+		errno = unix.EPERM // fail closed: the change is not made
+	}
+	if assume(c, s.creds) != 0 {
+		s.stuck = true
+	}
+	return errno
 }
 
-// assume gives the calling OS thread, alone, the credentials c: the raw system calls change one thread, where
-// syscall.Setresuid and the like change every thread of the process. The supplementary groups and the gids go
-// first (they need CAP_SETGID), then the uids (CAP_SETUID; the saved uid stays ours, 0), and last the
-// effective capabilities, which the kernel cleared where the effective uid left 0 and which are set to the
-// caller's within what we permit (capset(2) cannot raise one we do not have). The result is read back and
-// compared: setfsuid and setfsgid answer no error.
-func assume(c creds) unix.Errno {
-	groups := make([]uint32, len(c.groups)+1) // one more, so that &groups[0] exists for none
-	for i, g := range c.groups {
-		groups[i] = uint32(g)
+// assume changes the calling OS thread's credentials from cur to c: the raw system calls change one thread,
+// where syscall.Setresuid and the like change every thread of the process. Only what differs is set. Where
+// IDs change, the rights to change them are raised first (raise). The supplementary groups and the gids go first (they need CAP_SETGID), then the uids (CAP_SETUID: the saved uid
+// is never changed, so a root supervisor keeps the right to take its own back, and its permitted set), and
+// last the effective capabilities, within the permitted set (capset(2) cannot raise one not permitted; the
+// kernel cleared the effective set where the effective uid left 0, and restores it where it comes back).
+// setfsuid and setfsgid report no error: each is called a second time to read the value back.
+func assume(cur, c creds) unix.Errno {
+	if !c.sameIDs(cur) {
+		if errno := raise(cur); errno != 0 {
+			return errno
+		}
 	}
-	if _, _, e := unix.RawSyscall(unix.SYS_SETGROUPS, uintptr(len(c.groups)), uintptr(unsafe.Pointer(&groups[0])), 0); e != 0 {
-		return e
+	if !slices.Equal(cur.groups, c.groups) {
+		groups := make([]uint32, len(c.groups)+1) // one more, so that &groups[0] exists for none
+		for i, g := range c.groups {
+			groups[i] = uint32(g)
+		}
+		if _, _, e := unix.RawSyscall(unix.SYS_SETGROUPS, uintptr(len(c.groups)), uintptr(unsafe.Pointer(&groups[0])), 0); e != 0 {
+			return e
+		}
 	}
 	keep := ^uintptr(0) // -1: leave the saved ID as it is
-	steps := [][4]uintptr{
-		{unix.SYS_SETRESGID, uintptr(c.rgid), uintptr(c.egid), keep},
-		{unix.SYS_SETFSGID, uintptr(c.fsgid), 0, 0},
-		{unix.SYS_SETRESUID, uintptr(c.ruid), uintptr(c.euid), keep},
-		{unix.SYS_SETFSUID, uintptr(c.fsuid), 0, 0},
-	}
-	for _, st := range steps {
-		if _, _, e := unix.RawSyscall(st[0], st[1], st[2], st[3]); e != 0 {
+	if cur.rgid != c.rgid || cur.egid != c.egid || cur.fsgid != c.fsgid {
+		if _, _, e := unix.RawSyscall(unix.SYS_SETRESGID, uintptr(c.rgid), uintptr(c.egid), keep); e != 0 {
 			return e
+		}
+		if errno := setfs(unix.SYS_SETFSGID, c.fsgid); errno != 0 {
+			return errno
+		}
+	}
+	if cur.ruid != c.ruid || cur.euid != c.euid || cur.fsuid != c.fsuid {
+		if _, _, e := unix.RawSyscall(unix.SYS_SETRESUID, uintptr(c.ruid), uintptr(c.euid), keep); e != 0 {
+			return e
+		}
+		if errno := setfs(unix.SYS_SETFSUID, c.fsuid); errno != 0 {
+			return errno
 		}
 	}
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3} // Pid 0: this thread
@@ -160,16 +224,30 @@ func assume(c creds) unix.Errno {
 	}
 	data[0].Effective = uint32(c.capEff) & data[0].Permitted
 	data[1].Effective = uint32(c.capEff>>32) & data[1].Permitted
-	if err := unix.Capset(&hdr, &data[0]); err != nil {
+	return errnoOf(unix.Capset(&hdr, &data[0]), unix.EPERM)
+}
+
+// raise gives the calling thread, whose credentials are cur, the rights to change its IDs back: where its
+// effective uid is not 0, that uid again (allowed: its saved uid stayed 0), which gives back the permitted set
+// as the effective one; where it is 0, the permitted set as the effective one (capset(2)).
+func raise(cur creds) unix.Errno {
+	if cur.euid != 0 {
+		_, _, e := unix.RawSyscall(unix.SYS_SETRESUID, ^uintptr(0), 0, ^uintptr(0))
+		return e
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
 		return errnoOf(err, unix.EPERM)
 	}
-	got, err := credsOf(0)
-	if err != nil {
-		return errnoOf(err, unix.EPERM)
-	}
-	want := c
-	want.capEff = uint64(data[1].Effective)<<32 | uint64(data[0].Effective)
-	if !got.equal(want) {
+	data[0].Effective, data[1].Effective = data[0].Permitted, data[1].Permitted
+	return errnoOf(unix.Capset(&hdr, &data[0]), unix.EPERM)
+}
+
+// setfs is setfsuid(2) or setfsgid(2) (nr) of id, read back: the call returns the previous value, never an error.
+func setfs(nr uintptr, id int) unix.Errno {
+	unix.RawSyscall(nr, uintptr(id), 0, 0)
+	if got, _, _ := unix.RawSyscall(nr, uintptr(id), 0, 0); int(int32(got)) != id {
 		return unix.EPERM
 	}
 	return 0

@@ -61,7 +61,6 @@ type caller struct {
 	nsTid     int  // its thread ID and thread group ID in its own namespace (the last of NSpid, NStgid)
 	nsTgid    int
 	creds     creds // its credentials, which the kernel weighs when it sends (kill_ok_by_cred)
-	capKill   bool  // CAP_KILL is in its effective set, and it is in our user namespace
 }
 
 // self says whether pid (in the caller's namespace) is the caller's own thread group or thread.
@@ -75,7 +74,11 @@ func (c caller) self(pid int) bool {
 // signal answers a signal notification: errno, or resume (continue) the call unchanged.
 func (s *Supervisor) signal(n *notif) (errno unix.Errno, resume bool) {
 	c, err := callerOf(int(n.Pid))
-	if err != nil || !s.live(n.ID) { // what /proc said of the caller is the caller's only while it waits
+	if err != nil {
+		return unix.EPERM, false
+	}
+	c.creds = s.inNS(c.tid, c.creds)
+	if !s.live(n.ID) { // what /proc said of the caller is the caller's only while it waits
 		return unix.EPERM, false
 	}
 	a := n.Args
@@ -436,16 +439,11 @@ func send(pidfd, sig int, info *unix.Siginfo, flags int) unix.Errno {
 	return errnoOf(unix.PidfdSendSignal(pidfd, unix.Signal(sig), info, flags), unix.EPERM)
 }
 
-// sendAs is send with no more right to signal than the caller c has (creds.go: the kernel checks the
-// sender's credentials, which are ours; kernel/signal.c, check_kill_permission). A caller with CAP_KILL in our
-// user namespace has every right to signal that we have. One difference stays where the caller's credentials
-// are taken on: a SIGCONT is allowed within the sender's session, which is then confine's, not the caller's.
+// sendAs is send with the caller c's credentials (creds.go: the kernel checks the sender's, which are ours;
+// kernel/signal.c, check_kill_permission). One difference stays where they are taken on: a SIGCONT is allowed
+// within the sender's session, which is confine's, not the caller's.
 func (s *Supervisor) sendAs(c caller, pidfd, sig int, info *unix.Siginfo, flags int) unix.Errno {
-	act := func() unix.Errno { return send(pidfd, sig, info, flags) }
-	if c.capKill {
-		return act()
-	}
-	return s.asCaller(c.creds, act)
+	return s.asCaller(c.creds, func() unix.Errno { return send(pidfd, sig, info, flags) })
 }
 
 // pidfdErr is the errno for a pidfd_open that failed: ESRCH for no such process, EPERM for anything else (a
@@ -457,7 +455,8 @@ func pidfdErr(err error) unix.Errno {
 	return unix.EPERM
 }
 
-// callerOf reads the calling thread's IDs from /proc/TID/status.
+// callerOf reads the calling thread's IDs and credentials from /proc/TID/status (its capabilities as it holds
+// them in its own user namespace: signal takes them to ours, inNS).
 func callerOf(tid int) (caller, error) {
 	b, err := os.ReadFile(procPath(tid, "status"))
 	if err != nil {
@@ -481,16 +480,7 @@ func callerOf(tid int) (caller, error) {
 	if c.creds, ok = parseCreds(string(b)); c.tgid <= 0 || !ok {
 		return caller{}, unix.ESRCH
 	}
-	// CAP_KILL counts in the target's user namespace, which (for every target we signal) is ours or below it.
-	c.capKill = c.creds.capEff&(1<<unix.CAP_KILL) != 0 && sameUserNS(tid)
 	return c, nil
-}
-
-// sameUserNS says whether thread tid is in our user namespace (the identity of /proc/TID/ns/user).
-func sameUserNS(tid int) bool {
-	var theirs, ours unix.Stat_t
-	return unix.Stat(procPath(tid, "ns/user"), &theirs) == nil && unix.Stat("/proc/self/ns/user", &ours) == nil &&
-		theirs.Dev == ours.Dev && theirs.Ino == ours.Ino
 }
 
 // tgidOf is the thread group of thread tid (/proc/TID/status, Tgid), and its parent's PID (PPid).

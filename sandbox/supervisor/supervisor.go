@@ -125,10 +125,13 @@ type Supervisor struct {
 	// lacks it); pidfdFlags is PIDFD_THREAD (6.9), or 0 once refused: then only a thread-group leader's.
 	getfd          bool
 	pidfdFlags     int
-	pidfd, pidfdOf int   // the last caller's pidfd (or -1), and its thread ID
-	self           int   // our own PID: the command and its descendants descend from it
-	euid           int   // our effective uid: 0 for root, whose rights can exceed the command's (creds.go)
-	creds          creds // our credentials, which a caller's are compared with (creds.go)
+	pidfd, pidfdOf int         // the last caller's pidfd (or -1), and its thread ID
+	self           int         // our own PID: the command and its descendants descend from it
+	euid           int         // our effective uid: 0 for root, whose rights can exceed the command's (creds.go)
+	creds          creds       // our credentials, which a caller's are compared with (creds.go)
+	stuck          bool        // the serving thread could not take its credentials back (asCaller)
+	userNS         unix.Stat_t // the identity of our user namespace, in which a caller's capabilities count
+	commandCaps    uint64      // the effective capabilities the launch left the command (a bit per CAP_*)
 }
 
 // maxInside bounds the directories kept (and so the descriptors held): past it, all are let go. maxNames
@@ -138,11 +141,18 @@ const (
 	maxNames  = 32
 )
 
-// New is a supervisor for listener (from seccomp.InstallListener) that allows changes beneath roots.
-func New(listener int, roots []Root) *Supervisor {
+// New is a supervisor for listener (from seccomp.InstallListener) that allows changes beneath roots, for a
+// command the launch left the effective capabilities commandCaps (a bit per CAP_*; all of ours, or fewer).
+func New(listener int, roots []Root, commandCaps uint64) *Supervisor {
 	s := &Supervisor{listener: listener, roots: roots, inside: map[Ident]int{}, names: make([]string, maxNames), keys: make([]Ident, maxNames),
-		getfd: true, pidfdFlags: unix.PIDFD_THREAD, pidfd: -1, self: unix.Getpid(), euid: unix.Geteuid()}
-	s.creds, _ = credsOf(0) // unread, no caller's equal ours: each call takes the caller's on (asCaller)
+		getfd: true, pidfdFlags: unix.PIDFD_THREAD, pidfd: -1, self: unix.Getpid(), euid: unix.Geteuid(), commandCaps: commandCaps}
+	var err error
+	if s.creds, err = credsOf(0); err != nil {
+		s.stuck = true // ours unknown, they could not be taken back: a call that needs a change is EPERM
+	}
+	if s.userNS, err = userNSOf(0); err != nil {
+		s.userNS.Ino = 0 // no caller matches it: their capabilities count for none
+	}
 	return s
 }
 
@@ -238,7 +248,7 @@ func (s *Supervisor) handle(n *notif) unix.Errno {
 	defer unix.Close(base)
 	var cr creds // the caller's credentials, read where ours can exceed them (asCaller)
 	if s.euid == 0 {
-		if cr, err = credsOf(pid); err != nil {
+		if cr, err = s.callerCreds(pid); err != nil {
 			return unix.EPERM
 		}
 	}

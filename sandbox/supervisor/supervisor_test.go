@@ -122,7 +122,7 @@ func newTree(t testing.TB) (tree, *Supervisor) {
 		require.NoError(t, err)
 		roots = append(roots, r)
 	}
-	return tr, New(-1, roots)
+	return tr, New(-1, roots, ^uint64(0))
 }
 
 func (s *Supervisor) beneathPath(t *testing.T, path string, follow bool) bool {

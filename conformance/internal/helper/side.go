@@ -46,7 +46,8 @@ var sideOps = map[string]string{
 	"prlimit-nofile":  "prlimit64(path as a pid, RLIMIT_NOFILE, {arg, arg})",
 	"kill-dropped":    "start a child of ours (linger 1500), setresuid to path (all threads), kill(child, arg as a signal number), then wait for the child: data alive (it exited 0) or killed (by a signal)",
 	"linger":          "sleep arg milliseconds, then exit 0",
-	"fchmod-dropped":  "open(path, O_RDONLY), setresuid to path2 (all threads), then fchmod(fd, arg in octal)",
+	"fchmod-dropped":  "open(path, O_RDONLY); a child (op fchmod-as) setresuids to path2 and fchmods it 0666; then fchmod(fd, arg in octal) ourselves: data child:OK or child:ERRNO (no-setuid where the uid cannot be had)",
+	"fchmod-as":       "setresuid to path2 (all threads), then fchmod(3, arg in octal): descriptor 3 is inherited",
 	"unix-connect":    "connect a SOCK_STREAM unix socket to path ('@name' is abstract) and write arg",
 	"add-key":         "add_key(\"user\", path, arg, path2: session, user, or a keyring serial number)",
 	"key-rewrite":     "link keyring path2 (user, or a serial number) into the session keyring, search it for the user key path linking the find there, then add_key(\"user\", path, arg, session): an update in place of a possessed key",
@@ -136,20 +137,17 @@ func doSide(op Op, stdout, stderr io.Writer) (data string, err error) {
 	case "kill-dropped":
 		return killDropped(atoi(op.Path), unix.Signal(atoi(op.Arg)))
 	case "fchmod-dropped":
-		mode, err := strconv.ParseUint(op.Arg, 8, 32)
-		if err != nil {
-			return "", err
-		}
-		fd, err := unix.Open(op.Path, unix.O_RDONLY|unix.O_CLOEXEC, 0) // opened first: no search right needed after
-		if err != nil {
-			return "", err
-		}
-		defer unix.Close(fd)
+		return fchmodDropped(op)
+	case "fchmod-as":
 		uid := atoi(op.Path2)
 		if err := unix.Setresuid(uid, uid, uid); err != nil {
 			return "no-setuid", err
 		}
-		return "", unix.Fchmod(fd, uint32(mode))
+		mode, err := strconv.ParseUint(op.Arg, 8, 32)
+		if err != nil {
+			return "", err
+		}
+		return "", unix.Fchmod(3, uint32(mode))
 	case "linger":
 		time.Sleep(time.Duration(atoi(op.Arg)) * time.Millisecond)
 		os.Exit(0)
@@ -582,4 +580,38 @@ func killDropped(uid int, sig unix.Signal) (string, error) {
 		state = "killed"
 	}
 	return state, kerr
+}
+
+// fchmodDropped opens op.Path, has a child of ours that drops to uid op.Path2 fchmod it 0666 (op fchmod-as, the
+// file as its descriptor 3), then fchmods it to op.Arg itself: the child's outcome is the data (child:OK,
+// child:ERRNO, or no-setuid), ours the error. A supervisor that acted for the child must still act for us.
+func fchmodDropped(op Op) (string, error) {
+	mode, err := strconv.ParseUint(op.Arg, 8, 32)
+	if err != nil {
+		return "", err
+	}
+	f, err := os.Open(op.Path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	b, _ := json.Marshal([]Op{{Op: "fchmod-as", Path: op.Path, Path2: op.Path2, Arg: "666"}})
+	child := exec.Command("/proc/self/exe", "helper", string(b))
+	child.ExtraFiles = []*os.File{f}
+	out, err := child.Output()
+	if err != nil {
+		return "", fmt.Errorf("fchmod-as: %w", err)
+	}
+	var res []Result
+	if err := json.Unmarshal(out, &res); err != nil || len(res) != 1 {
+		return "", fmt.Errorf("fchmod-as: %q", out)
+	}
+	data := "child:OK"
+	switch {
+	case res[0].Data == "no-setuid":
+		data = "no-setuid"
+	case !res[0].OK:
+		data = "child:" + res[0].Errno
+	}
+	return data, unix.Fchmod(int(f.Fd()), uint32(mode))
 }

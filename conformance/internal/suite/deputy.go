@@ -690,13 +690,15 @@ func credCases() []Case {
 			"chown, utimes, xattrs) beneath the writable roots, and the kernel checks the supervisor's " +
 			"credentials: as root it changed, for a command that had dropped to uid 65534, a root file that the " +
 			"kernel refuses that command (inode_owner_or_capable: the owner, or CAP_FOWNER). The runner makes a " +
-			"root file of mode 0644 in the worktree; the command, as root, opens it, changes every uid to 65534 and " +
-			"fchmods it 0666. Unconfined (the control, on a file outside) that is EPERM; under confine it must be the " +
-			"same, and the mode must stay 0644. Root only.",
-		Expect: []Expect{{"ABI ≥ 1, root", "chmod fails with EPERM, the mode stays 0644, as unconfined"}},
+			"root file of mode 0644 in the worktree; the command, as root, opens it, and a child of it changes every " +
+			"uid to 65534 and fchmods it 0666; then the command fchmods it 0640 itself. Unconfined (the control, " +
+			"on a file outside) the child gets EPERM and the command succeeds; under confine it must be the same, " +
+			"and the mode must end 0640. Root only.",
+		Expect: []Expect{{"ABI ≥ 1, root", "the dropped child's fchmod fails with EPERM; the command's own then succeeds (mode 0640), as unconfined"}},
 		Setup: func(t *T) {
 			t.WriteFile(t.WT+"/rootfile", "root's\n", 0o644)
 			t.WriteFile(t.Base+"/control-rootfile", "root's\n", 0o644)
+			t.Unwatch(t.Base + "/control-rootfile") // the control's own file, which the unconfined control changes
 		},
 	}, ", where no namespace can be had (the supervisor makes the change)",
 		Expect{"ABI ≥ 1, root, fallback", "the same: the supervisor makes the change with the caller's credentials"},
@@ -709,9 +711,9 @@ func metadataDroppedAttack(t *T, m scMode) {
 	if os.Geteuid() != 0 {
 		t.Skipf("needs root: only root can change its uid")
 	}
-	chmod := func(path string) helper.Op { return helper.Op{Op: "fchmod-dropped", Path: path, Path2: "65534", Arg: "666"} }
-	if ctl := t.Control(chmod(t.Base + "/control-rootfile"))[0]; ctl.OK || ctl.Errno != "EPERM" {
-		t.Skipf("the control differs: unconfined, fchmod of a root file after setresuid(65534) gives ok=%v %s", ctl.OK, ctl.Errno)
+	chmod := func(path string) helper.Op { return helper.Op{Op: "fchmod-dropped", Path: path, Path2: "65534", Arg: "640"} }
+	if ctl := t.Control(chmod(t.Base + "/control-rootfile"))[0]; !ctl.OK || ctl.Data != "child:EPERM" {
+		t.Skipf("the control differs: unconfined, a child dropped to 65534 gets %s on root's file, and root then ok=%v %s", ctl.Data, ctl.OK, ctl.Errno)
 	}
 	r := deputyConfine(t, m, t.Flags(), t.HelperArgv(chmod(t.WT+"/rootfile")), dOpts{})
 	m.ran(t, r.scRun)
@@ -723,12 +725,12 @@ func metadataDroppedAttack(t *T, m scMode) {
 	mode := st.Mode & 0o7777
 	switch {
 	case got.Data == "no-setuid":
-		t.Skipf("%s: the command cannot change its uid here (setresuid: %s), so there is no route", r.rep.Metadata, got.Errno)
-	case got.OK || got.Errno != "EPERM" || mode != 0o644:
-		t.Errorf("%s: after dropping to uid 65534, the command's fchmod 0666 of a root file in the worktree gave ok=%v %s, and its mode is %#o; unconfined: EPERM, 0644",
-			r.rep.Metadata, got.OK, got.Errno, mode)
+		t.Skipf("%s: the command cannot change its uid here, so there is no route", r.rep.Metadata)
+	case got.Data != "child:EPERM" || !got.OK || mode != 0o640:
+		t.Errorf("%s: a child dropped to uid 65534 got %s on fchmod 0666 of root's file in the worktree, the root command then ok=%v %s on fchmod 0640, and the mode is %#o; unconfined: child:EPERM, then ok, 0640",
+			r.rep.Metadata, got.Data, got.OK, got.Errno, mode)
 	default:
-		t.Logf("%s: EPERM, and the mode stays 0644, as unconfined", r.rep.Metadata)
+		t.Logf("%s: EPERM for the dropped child, and root's own change after it works, as unconfined", r.rep.Metadata)
 	}
 }
 

@@ -1,0 +1,66 @@
+package supervisor
+
+import (
+	"os"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// TestParseCreds: the credential lines of a /proc/TID/status, and what is refused.
+func TestParseCreds(t *testing.T) {
+	status := "Name:\tsh\nUid:\t0\t65534\t0\t65533\nGid:\t5\t6\t7\t8\nGroups:\t4 24 \nCapEff:\t00000000000404cb\n"
+	c, ok := parseCreds(status)
+	require.True(t, ok)
+	assert.Equal(t, creds{ruid: 0, euid: 65534, fsuid: 65533, rgid: 5, egid: 6, fsgid: 8, groups: []int{4, 24}, capEff: 0x404cb}, c)
+
+	none, ok := parseCreds("Uid:\t1\t1\t1\t1\nGid:\t1\t1\t1\t1\nGroups:\t\nCapEff:\t0000000000000000\n")
+	require.True(t, ok)
+	assert.Empty(t, none.groups)
+
+	for name, bad := range map[string]string{
+		"no CapEff":      "Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nGroups:\t\n",
+		"three uids":     "Uid:\t0\t0\t0\nGid:\t0\t0\t0\t0\nGroups:\t\nCapEff:\t0\n",
+		"a bad group":    "Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nGroups:\tx\nCapEff:\t0\n",
+		"a bad cap mask": "Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nGroups:\t\nCapEff:\tzz\n",
+	} {
+		_, ok := parseCreds(bad)
+		assert.False(t, ok, name)
+	}
+	assert.True(t, c.sameIDs(c))
+	assert.False(t, c.equal(creds{}))
+}
+
+// TestAssume: as root, a locked thread takes on another uid, gid, groups and fewer capabilities, reads them
+// back from its own /proc/thread-self/status, is refused what that uid may not do, and takes its own back.
+func TestAssume(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: only root can take on other credentials")
+	}
+	f, err := os.Create(t.TempDir() + "/root-file")
+	require.NoError(t, err)
+	defer f.Close()
+	fd := int(f.Fd())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread() // never unlocked: should a step fail, the thread ends with the goroutine
+		ours, err := credsOf(0)
+		require.NoError(t, err)
+		other := creds{ruid: 65534, euid: 65534, fsuid: 65534, rgid: 65534, egid: 65534, fsgid: 65534, groups: []int{65534}, capEff: 0}
+		require.Zero(t, assume(ours, other))
+		got, err := credsOf(0)
+		require.NoError(t, err)
+		assert.True(t, got.equal(other), "after assume: %+v", got)
+		assert.Equal(t, unix.EPERM, unix.Fchmod(fd, 0o666), "fchmod of root's file as 65534")
+		require.Zero(t, assume(other, ours))
+		back, err := credsOf(0)
+		require.NoError(t, err)
+		assert.True(t, back.equal(ours), "after restore: %+v, want %+v", back, ours)
+		assert.NoError(t, unix.Fchmod(fd, 0o666), "fchmod of root's file as root again")
+	}()
+	<-done
+}
