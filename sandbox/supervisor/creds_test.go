@@ -44,14 +44,20 @@ func TestAssume(t *testing.T) {
 	require.NoError(t, err)
 	defer f.Close()
 	fd := int(f.Fd())
-	done := make(chan struct{})
+	done, skipped := make(chan struct{}), make(chan string, 1)
 	go func() {
 		defer close(done)
 		runtime.LockOSThread() // never unlocked: should a step fail, the thread ends with the goroutine
 		ours, err := credsOf(0)
 		require.NoError(t, err)
 		other := creds{ruid: 65534, euid: 65534, fsuid: 65534, rgid: 65534, egid: 65534, fsgid: 65534, groups: []int{65534}, capEff: 0}
-		require.Zero(t, assume(ours, other))
+		if errno := assume(ours, other); errno == unix.EINVAL {
+			skipped <- "uid or gid 65534 is not mapped in this user namespace (setresuid: EINVAL)"
+			assert.Zero(t, assume(other, ours)) // what changed before the refusal is taken back
+			return
+		} else {
+			require.Zero(t, errno)
+		}
 		got, err := credsOf(0)
 		require.NoError(t, err)
 		assert.True(t, got.equal(other), "after assume: %+v", got)
@@ -63,4 +69,9 @@ func TestAssume(t *testing.T) {
 		assert.NoError(t, unix.Fchmod(fd, 0o666), "fchmod of root's file as root again")
 	}()
 	<-done
+	select {
+	case why := <-skipped:
+		t.Skip(why)
+	default:
+	}
 }
