@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
-	"slices"
 	"strings"
 	"syscall"
 
@@ -120,8 +119,10 @@ func startLayered(reportFD int, pidNS bool) (LayeredChild, error) {
 		reportFD: reportFD, signals: catchSignals()} // caught while the child starts, before it is handed its plan (Run)
 	attr, pidfd := layerAttr(pidNS), -1
 	attr.PidFD = &pidfd
-	c.pid, err = syscall.ForkExec("/proc/self/exe", []string{os.Args[0]}, &syscall.ProcAttr{
-		Env: childEnv(layerEnv + "=" + ns), Files: files, Sys: attr})
+	c.signals.spawnIgnoring(func() { // a caller-ignored signal must not end the child before it catches it
+		c.pid, err = syscall.ForkExec("/proc/self/exe", []string{os.Args[0]}, &syscall.ProcAttr{
+			Env: childEnv(layerEnv + "=" + ns), Files: files, Sys: attr})
+	})
 	unix.Close(sock[1])
 	unix.Close(sync[1])
 	if pidfd >= 0 {
@@ -381,29 +382,38 @@ type signalCatcher struct {
 // default action (which ends this process, and a child that has run nothing yet with it: Pdeathsig); wait before
 // anything it must reach can run.
 //
-// A signal the caller ignores (ignored) is not caught: it stays ignored, and the command inherits that, as it
-// would unconfined.
+// A signal the caller ignores (ignored) is caught and forwarded too: unconfined, a command that sets a
+// handler of its own (a dev server's SIGINT) gets it, and one that keeps it ignored ignores it. The command
+// still inherits it ignored (spawnIgnoring).
 func catchSignals() *signalCatcher {
 	c := &signalCatcher{sigs: make(chan os.Signal, 8), done: make(chan struct{})}
-	var caught []os.Signal
-	for _, s := range forwarded {
-		if !slices.Contains(ignored, s) {
-			caught = append(caught, s)
-		}
-	}
 	go func() {
-		signal.Notify(c.sigs, caught...)
+		signal.Notify(c.sigs, forwarded...)
 		close(c.done)
 	}()
 	return c
 }
 
+// spawnIgnoring runs fork (a ForkExec) with the signals the caller ignored (ignored) set to SIG_IGN, so that
+// the process it starts inherits them ignored, as it would from the caller (execve keeps SIG_IGN and resets a
+// caught signal to its default action), and then catches them again, to forward them. One that comes meanwhile
+// is dropped, as the caller's disposition asks.
+func (c *signalCatcher) spawnIgnoring(fork func()) {
+	if len(ignored) == 0 {
+		fork()
+		return
+	}
+	c.wait() // a Notify still to come would undo the Ignore
+	signal.Ignore(ignored...)
+	fork()
+	signal.Notify(c.sigs, ignored...)
+}
+
 // ignored are the forwarded signals the caller ignored (SIG_IGN, which execve keeps): nohup's SIGHUP, and
-// SIGINT and SIGQUIT for a background job of a non-interactive shell. confine leaves them ignored, so the
-// command inherits them, as it would unconfined (a caught signal's handler is reset to the default action by
-// execve). confine's first process reads them once, before anything here ignores one itself (bwrap's start
-// with --tty); a child of confine, which cannot tell the caller's from confine's, starts with none and takes
-// them from its Handoff (ignoreCallers).
+// SIGINT and SIGQUIT for a background job of a non-interactive shell. The command inherits them ignored, as it
+// would unconfined (spawnIgnoring), and confine still forwards them. confine's first process reads them once,
+// before anything here ignores one itself (bwrap's start with --tty); a child of confine, which cannot tell the
+// caller's from confine's, starts with none and takes them from its Handoff (ignoreCallers).
 var ignored = func() (ign []os.Signal) {
 	for _, s := range forwarded {
 		if signal.Ignored(s) {
@@ -413,12 +423,11 @@ var ignored = func() (ign []os.Signal) {
 	return ign
 }()
 
-// ignoreCallers ignores, in a child of confine, the signals its Handoff says the caller ignored (a bit each,
-// by number), before the command runs: the command then inherits them ignored, and this process stops catching them.
+// ignoreCallers takes, in a child of confine, the signals its Handoff says the caller ignored (a bit each, by
+// number) as ignored, before the command runs, which then inherits them ignored (spawnIgnoring).
 func ignoreCallers(mask uint64) {
 	for _, s := range forwarded {
 		if mask&(1<<uint(s.(syscall.Signal))) != 0 {
-			signal.Ignore(s)
 			ignored = append(ignored, s)
 		}
 	}
@@ -706,7 +715,11 @@ func runCommand(path string, argv, env []string, reportFD int, ran func(), owner
 		attr = &syscall.SysProcAttr{}
 	}
 	attr.Pdeathsig = syscall.SIGKILL
-	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: env, Files: []uintptr{0, 1, 2}, Sys: attr})
+	var pid int
+	var err error
+	signals.spawnIgnoring(func() {
+		pid, err = syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: env, Files: []uintptr{0, 1, 2}, Sys: attr})
+	})
 	if err != nil {
 		return 0, execFailed(path, argv, err, reportFD)
 	}
