@@ -59,15 +59,6 @@ func isolate() error {
 	return nil
 }
 
-// rootCapsMask is rootCaps as a capability set (a bit per CAP_*), what a root command holds at most.
-func rootCapsMask() uint64 {
-	var m uint64
-	for c := range rootCaps {
-		m |= 1 << c
-	}
-	return m
-}
-
 // limitRootCaps cuts the bounding and inheritable sets to rootCaps and clears the ambient set. At execve a
 // root process's permitted set becomes (inheritable | bounding), so after this the command has rootCaps at most.
 // It needs CAP_SETPCAP, which root has, unless the bounding set is already that small.

@@ -30,8 +30,8 @@ func (supervised) finish(r *runner, g Guard) error {
 	if err != nil {
 		return r.noListener(msg.Err(ErrSupervisorUnavailable, ": seccomp(SET_MODE_FILTER, NEW_LISTENER): ", err))
 	}
-	sup := supervisor.New(listener, r.p.supervisedRoots(), rootCapsMask()) // read only where we are root
-	signals := catchSignals()                                              // while the rest of the tail runs
+	sup := supervisor.New(listener, r.p.supervisedRoots()) // read only where we are root
+	signals := catchSignals()                              // while the rest of the tail runs
 	return r.tail(nil, supervise(sup, signals))
 }
 

@@ -131,11 +131,11 @@ func (s *Supervisor) callerCreds(tid int) (creds, error) {
 }
 
 // inNS is c, thread tid's credentials, as they count in our user namespace: capabilities held in another (a
-// user namespace the command made) count for none here, so they are dropped. A caller with our IDs and no
-// capability but those the launch left the command (commandCaps) holds no more than the command did at launch,
-// in whatever namespace, and its namespace is not looked up (a stat of /proc/TID/ns/user on every call).
+// user namespace the command made) count for none here, so they are dropped. Every caller that holds one is
+// looked up (a stat of /proc/TID/ns/user): one that dropped capabilities and then made a user namespace holds
+// them all again there, and may show no more than the launch left it (the attack review's route).
 func (s *Supervisor) inNS(tid int, c creds) creds {
-	if c.capEff&^s.commandCaps == 0 && c.sameIDs(s.creds) {
+	if c.capEff == 0 {
 		return c
 	}
 	if ns, err := userNSOf(tid); err != nil || ns.Dev != s.userNS.Dev || ns.Ino != s.userNS.Ino {

@@ -2,7 +2,9 @@ package supervisor
 
 import (
 	"os"
+	"os/exec"
 	"runtime"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -74,4 +76,26 @@ func TestAssume(t *testing.T) {
 		t.Skip(why)
 	default:
 	}
+}
+
+// TestInNS: capabilities count only for a caller in our user namespace. A process in a user namespace of its
+// own holds every capability there, and may show any set in CapEff: they count for none (the attack review's
+// route: drop capabilities, unshare(CLONE_NEWUSER), trim CapEff to the launch's set, chown).
+func TestInNS(t *testing.T) {
+	ns, err := userNSOf(0)
+	require.NoError(t, err)
+	s := &Supervisor{userNS: ns}
+	c := creds{capEff: 0xb} // CHOWN, DAC_OVERRIDE, FOWNER
+	assert.Equal(t, c, s.inNS(os.Getpid(), c), "ours")
+	assert.Equal(t, creds{}, s.inNS(os.Getpid(), creds{}), "none held")
+
+	cmd := exec.Command("sleep", "5")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER}
+	if err := cmd.Start(); err != nil {
+		t.Skipf("no user namespace can be made here: %v", err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	assert.Zero(t, s.inNS(cmd.Process.Pid, c).capEff, "a caller in a user namespace of its own")
+	assert.Zero(t, s.inNS(1<<30, c).capEff, "a caller whose namespace cannot be read")
 }

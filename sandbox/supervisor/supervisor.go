@@ -131,7 +131,6 @@ type Supervisor struct {
 	creds          creds       // our credentials, which a caller's are compared with (creds.go)
 	stuck          bool        // the serving thread could not take its credentials back (asCaller)
 	userNS         unix.Stat_t // the identity of our user namespace, in which a caller's capabilities count
-	commandCaps    uint64      // the effective capabilities the launch left the command (a bit per CAP_*)
 }
 
 // maxInside bounds the directories kept (and so the descriptors held): past it, all are let go. maxNames
@@ -141,11 +140,10 @@ const (
 	maxNames  = 32
 )
 
-// New is a supervisor for listener (from seccomp.InstallListener) that allows changes beneath roots, for a
-// command the launch left the effective capabilities commandCaps (a bit per CAP_*; all of ours, or fewer).
-func New(listener int, roots []Root, commandCaps uint64) *Supervisor {
+// New is a supervisor for listener (from seccomp.InstallListener) that allows changes beneath roots.
+func New(listener int, roots []Root) *Supervisor {
 	s := &Supervisor{listener: listener, roots: roots, inside: map[Ident]int{}, names: make([]string, maxNames), keys: make([]Ident, maxNames),
-		getfd: true, pidfdFlags: unix.PIDFD_THREAD, pidfd: -1, self: unix.Getpid(), euid: unix.Geteuid(), commandCaps: commandCaps}
+		getfd: true, pidfdFlags: unix.PIDFD_THREAD, pidfd: -1, self: unix.Getpid(), euid: unix.Geteuid()}
 	var err error
 	if s.creds, err = credsOf(0); err != nil {
 		s.stuck = true // ours unknown, they could not be taken back: a call that needs a change is EPERM
@@ -255,18 +253,22 @@ func (s *Supervisor) handle(n *notif) unix.Errno {
 	if !s.live(n.ID) { // base, the arguments and the credentials are the caller's only if it is still waiting
 		return unix.EPERM
 	}
-	if c.byFD {
-		return s.onFD(base, opath, c, cr)
-	}
-	fd, id, ok, err := s.locate(base, c.path, c.follow)
-	if err != nil {
-		return errnoOf(err, unix.EPERM)
-	}
-	defer unix.Close(fd)
-	if !ok {
-		return unix.EPERM
-	}
-	return s.asCaller(cr, func() unix.Errno { return c.change(fd, id.is(unix.S_IFLNK)) })
+	// The lookup is made with the caller's credentials too: a directory it may not search is EACCES for it, as
+	// the kernel answers, not a way in (nor, outside the roots, a way to tell which names exist there).
+	return s.asCaller(cr, func() unix.Errno {
+		if c.byFD {
+			return s.onFD(base, opath, c)
+		}
+		fd, id, ok, err := s.locate(base, c.path, c.follow)
+		if err != nil {
+			return errnoOf(err, unix.EPERM)
+		}
+		defer unix.Close(fd)
+		if !ok {
+			return unix.EPERM
+		}
+		return c.change(fd, id.is(unix.S_IFLNK))
+	})
 }
 
 // own rewrites a call whose path names the caller's own /proc directory (ownLink) into one on what the link
@@ -292,10 +294,10 @@ func (c *call) own(pid int) unix.Errno {
 	return 0
 }
 
-// onFD makes c's change, with the caller's credentials cr, on base, our descriptor of the command's (from commandFD: opath if the command's is
+// onFD makes c's change on base, our descriptor of the command's (from commandFD: opath if the command's is
 // O_PATH), if it lies beneath a root. The change is made as on an O_PATH descriptor (through /proc/self/fd, or
 // AT_EMPTY_PATH), which acts on the file whatever descriptor of it we hold.
-func (s *Supervisor) onFD(base int, opath bool, c call, cr creds) unix.Errno {
+func (s *Supervisor) onFD(base int, opath bool, c call) unix.Errno {
 	if opath && !c.follow { // the kernel takes no O_PATH descriptor for an f* call
 		return unix.EBADF
 	}
@@ -306,7 +308,7 @@ func (s *Supervisor) onFD(base int, opath bool, c call, cr creds) unix.Errno {
 	if !s.beneath(base, id) {
 		return unix.EPERM
 	}
-	return s.asCaller(cr, func() unix.Errno { return c.change(base, id.is(unix.S_IFLNK)) })
+	return c.change(base, id.is(unix.S_IFLNK))
 }
 
 // commandFD is our own descriptor of the file the calling thread tid has open at fd, and whether the command's

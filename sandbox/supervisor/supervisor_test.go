@@ -122,7 +122,7 @@ func newTree(t testing.TB) (tree, *Supervisor) {
 		require.NoError(t, err)
 		roots = append(roots, r)
 	}
-	return tr, New(-1, roots, ^uint64(0))
+	return tr, New(-1, roots)
 }
 
 func (s *Supervisor) beneathPath(t *testing.T, path string, follow bool) bool {
@@ -302,17 +302,17 @@ func TestCommandFDTellsOPathApart(t *testing.T) {
 		fd, isPath, err := s.commandFD(tid, file, true)
 		require.NoError(t, err)
 		require.False(t, isPath)
-		require.Zero(t, s.onFD(fd, isPath, call{change: chmod(0o600)}, s.creds))
+		require.Zero(t, s.onFD(fd, isPath, call{change: chmod(0o600)}))
 		require.Equal(t, uint32(0o600), mode())
 		unix.Close(fd)
 		fd, isPath, err = s.commandFD(tid, opath, true)
 		require.NoError(t, err)
 		require.Equal(t, getfd, isPath)
 		if getfd {
-			require.Equal(t, unix.EBADF, s.onFD(fd, isPath, call{change: chmod(0o640)}, s.creds), "fchmod on O_PATH")
+			require.Equal(t, unix.EBADF, s.onFD(fd, isPath, call{change: chmod(0o640)}), "fchmod on O_PATH")
 			require.Equal(t, uint32(0o600), mode())
 		}
-		require.Zero(t, s.onFD(fd, isPath, call{follow: true, change: chmod(0o640)}, s.creds), "AT_EMPTY_PATH on O_PATH")
+		require.Zero(t, s.onFD(fd, isPath, call{follow: true, change: chmod(0o640)}), "AT_EMPTY_PATH on O_PATH")
 		require.Equal(t, uint32(0o640), mode())
 		unix.Close(fd)
 		_, _, err = s.commandFD(tid, 1<<20, true)
