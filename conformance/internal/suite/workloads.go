@@ -8,7 +8,7 @@ package suite
 //
 // Each project is made by the runner (no network: a stdlib-only Go module, an npm package whose one dependency is a
 // local tarball with its lock entry, a wheel the runner zips, a hand-written configure script), in a directory of
-// its own for the control (Base/control, unwatched) and for each confined mode (WT/<mode>). HOME is in that
+// its own for the control (Base/control, unwatched) and for each confined mode (WT/p, WT/n). HOME is in that
 // directory, so that the unprivileged pass has a writable one, and every tool cache (GOCACHE, ~/.npm, pip's, cargo's)
 // is beneath it: no --profile is needed, and none is passed.
 //
@@ -35,16 +35,17 @@ const wlHostOnly = "the toolchains it runs (go, npm, a venv with pip, pytest, cc
 
 // wlMode is one confined launch of a workload: as confine picks it, or with no namespaces to be had.
 type wlMode struct {
-	name string // the project directory's name under WT: "picked" or "no-namespaces"
+	name string // "picked" or "no-namespaces", for the log
+	dir  string // the project directory's name under WT: short, for gpg-agent's sockets (108 bytes with the path)
 	noNS bool
 }
 
 // wlModes are the confined launches of a workload here: the launch confine picks, and, where the suite runs under
 // Landlock, the launch without namespaces (the supervisor). Under bwrap (which needs namespaces) there is one.
 func wlModes(t *T) []wlMode {
-	modes := []wlMode{{name: "picked"}}
+	modes := []wlMode{{name: "picked", dir: "p"}}
 	if t.Backend() == BackendLandlock {
-		modes = append(modes, wlMode{name: "no-namespaces", noNS: true})
+		modes = append(modes, wlMode{name: "no-namespaces", dir: "n", noNS: true})
 	}
 	return modes
 }
@@ -158,7 +159,7 @@ func (w workload) run(t *T) {
 	}
 	t.Logf("control (unconfined, %s): %s", took, strings.Join(want, "; "))
 	for _, m := range wlModes(t) {
-		r, got, err, took := do(t.WT+"/"+m.name, true, m)
+		r, got, err, took := do(t.WT+"/"+m.dir, true, m)
 		if r.Report == nil || r.Report.Outcome != "exec" {
 			t.Errorf("%s: confine did not run the script (exit %d): %s", m.name, r.Exit, firstLines(r.Stderr, 4))
 			continue
@@ -232,10 +233,10 @@ func matchingLines(s string, subs ...string) []string {
 // workloadsCases are the family's cases, in catalogue order.
 func workloadsCases() []Case {
 	var cases []Case
-	for _, w := range []workload{goWorkload, npmWorkload, venvWorkload, pytestWorkload, makeWorkload, cargoWorkload} {
+	for _, w := range []workload{goWorkload, npmWorkload, venvWorkload, pytestWorkload, makeWorkload, cargoWorkload, gpgInsideWorkload} {
 		cases = append(cases, w.toCase())
 	}
-	return cases
+	return append(cases, gpgAgentCase, devServerCase, pagerCase)
 }
 
 // readJSON decodes the JSON file at path into v.
