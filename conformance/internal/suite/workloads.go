@@ -182,6 +182,25 @@ func (w workload) run(t *T) {
 	}
 }
 
+// confineVia is T.Confine (with a report on descriptor 3, and the runner's --backend) with confine started through
+// prefix (e.g. `env --ignore-signal=INT`, which execs it), and, with noNS, where no namespace can be made.
+func (t *T) confineVia(prefix, flags, argv []string, noNS bool, o Opts) Run {
+	args := append([]string{"--report-fd", "3"}, flags...)
+	if t.cfg.ForceBackend != "" && !contains(flags, "--backend") {
+		args = append(args, "--backend", t.cfg.ForceBackend)
+	}
+	head := []string{t.cfg.Confine}
+	if noNS {
+		head = []string{t.cfg.Self, "no-namespaces", "--", t.cfg.Confine}
+	}
+	full := append(append(append(append([]string{}, prefix...), head...), args...), append([]string{"--"}, argv...)...)
+	rp, wp, err := os.Pipe()
+	if err != nil {
+		t.Fatalf("pipe: %v", err)
+	}
+	return t.exec(full[0], full[1:], o, rp, wp)
+}
+
 // diffLines returns "" when a and b are equal, else the first difference as "line N: want %q, got %q".
 func diffLines(want, got []string) string {
 	for i := 0; i < max(len(want), len(got)); i++ {
@@ -236,7 +255,7 @@ func workloadsCases() []Case {
 	for _, w := range []workload{goWorkload, npmWorkload, venvWorkload, pytestWorkload, makeWorkload, cargoWorkload, gpgInsideWorkload} {
 		cases = append(cases, w.toCase())
 	}
-	return append(cases, gpgAgentCase, devServerCase, pagerCase)
+	return append(cases, gpgAgentCase, devServerCase(false), devServerCase(true), pagerCase)
 }
 
 // readJSON decodes the JSON file at path into v.

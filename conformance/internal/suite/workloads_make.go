@@ -108,7 +108,7 @@ mod tests {
 var cargoWorkload = workload{
 	name:  "cargo-build-test",
 	title: "cargo build and cargo test of a crate: the binary runs and the test results match",
-	rationale: "cargo locks and fills target/ (fingerprints, incremental state, the build script outputs), writes " +
+	rationale: "cargo locks and fills target/ (fingerprints, incremental state, dep-info), writes " +
 		"Cargo.lock, and runs the test harness it links. The crate has no dependencies and the runs are " +
 		"--offline; CARGO_HOME is in the project (HOME is), so `--profile cargo` is not needed, and RUSTUP_HOME, " +
 		"where a rustup install keeps its toolchains, stays the runner's (read only). The outcome is the binary's " +

@@ -150,7 +150,8 @@ var pytestWorkload = workload{
 		"/tmp/pytest-of-USER, and the code under test forks a ProcessPoolExecutor, whose queues need POSIX " +
 		"semaphores in /dev/shm (a private tmpfs with the mount layer and under bwrap; the host's, granted, in " +
 		"the supervisor). The script runs `python3 -m pytest -v` on three tests; the outcome is each test's " +
-		"verdict, the summary without its time, and the last-failed cache pytest leaves.",
+		"verdict and the summary without its time; pytest must also have written its cache " +
+		"(.pytest_cache/v/cache/nodeids).",
 	effect: "3 passed; .pytest_cache written",
 	tools:  []string{"python3"},
 	ready: func(t *T) string {
