@@ -141,28 +141,34 @@ func runPager(t *T, dir string, confined bool, m wlMode) pagerRun {
 			}
 		}
 	}()
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	exited := make(chan struct{})
+	var werr error
+	go func() { werr = cmd.Wait(); close(exited) }()
+	done := func() bool {
+		select {
+		case <-exited:
+			return true
+		default:
+			return false
+		}
+	}
 	var p pagerRun
+	// wait polls for ok; a process that ends before ok holds (confine refusing, less failing) ends the wait at once.
 	wait := func(what string, ok func() bool) bool {
 		for i := 0; i < pagerPolls; i++ {
 			if ok() {
 				p.steps = append(p.steps, what)
 				return true
 			}
+			if done() {
+				time.Sleep(pagerPoll) // the last output, read by then
+				p.failed = fmt.Sprintf("%s: the process ended first; the terminal's last output: %s", what, scr.tail())
+				return false
+			}
 			time.Sleep(pagerPoll)
 		}
 		p.failed = fmt.Sprintf("%s: not within %s; the terminal's last output: %s", what, pagerPolls*pagerPoll, scr.tail())
 		return false
-	}
-	var werr error
-	done := func() bool {
-		select {
-		case werr = <-exited:
-			return true
-		default:
-			return false
-		}
 	}
 	if wait("first screen", func() bool { return scr.has("pager line 23") }) {
 		master.Write([]byte(" "))
@@ -171,9 +177,9 @@ func runPager(t *T, dir string, confined bool, m wlMode) pagerRun {
 			wait("exited on q", done)
 		}
 	}
-	if len(p.steps) < 3 && !done() {
+	if !done() {
 		cmd.Process.Kill()
-		werr = <-exited
+		<-exited
 	}
 	<-reported
 	t.progress.Store(time.Now().UnixNano())
