@@ -61,7 +61,7 @@ type devRun struct {
 // with SIGINT at its default action, as a terminal's foreground job has it, or (ignored) ignored, as a background
 // job of a non-interactive shell has it; then the server installs its own handler.
 func runDevServer(t *T, dir string, confined bool, m wlMode, ignored bool) devRun {
-	token := "wl-devserver-worker-" + filepath.Base(filepath.Dir(dir)) + "-" + filepath.Base(dir)
+	token := "wl-devserver-worker:" + dir // unique to the pass and the case: the scratch directory is the pass's
 	t.WriteFile(dir+"/serve.py", devServer, 0o644)
 	t.WriteFile(dir+"/public/index.html", "<p>served</p>\n", 0o644)
 	var d devRun
