@@ -166,7 +166,8 @@ func devServerCase(ignored bool) Case {
 			"its own SIGINT handler, as servers that stop gracefully do (Node's process.on('SIGINT'), Python's " +
 			"signal.signal). Unconfined, `kill -INT` of the server reaches that handler; under confine, which the " +
 			"caller signals instead, it must too: confine leaves the signal ignored for the command (which inherits " +
-			"that, as unconfined) but must still pass it on when it is sent to confine."
+			"that, as unconfined) but must still pass it on when it is sent to confine. Launchers before 7ffefad " +
+			"(issue 28) left such a signal uncaught, and the server never stopped."
 	}
 	return Case{
 		ID:    id,
