@@ -61,7 +61,8 @@ var venvWorkload = workload{
 	name:  "python-venv-pip-wheel",
 	title: "python3 -m venv and a pip install of a local wheel: the wheel is installed in the venv and its console script runs",
 	rationale: "A virtual environment is the first thing a Python project makes: venv copies or links the " +
-		"interpreter, writes pyvenv.cfg and bootstraps pip (ensurepip), and pip then unpacks a wheel, compiles " +
+		"interpreter and writes pyvenv.cfg, ensurepip bootstraps pip into it (run as a step of its own, as " +
+		"venv runs it, so that its errors are seen), and pip then unpacks a wheel, compiles " +
 		"its modules, writes a console script with the venv's interpreter in its #! line and makes it executable, " +
 		"and records every file. The wheel is made by the runner (a zip with a RECORD: no setuptools, no network), " +
 		"installed with `pip install --no-index --no-deps`; HOME, and so pip's cache, is in the project, so " +
@@ -85,7 +86,10 @@ var venvWorkload = workload{
 		}
 		t.WriteFile(dir+"/dist/wlpkg-1.0-py3-none-any.whl", string(whl), 0o644)
 	},
-	script: `"$PY" -m venv .venv && .venv/bin/python -m pip install -q --no-index --no-deps --disable-pip-version-check ` +
+	// venv's own pip bootstrap, run as a step of its own: venv swallows ensurepip's output, so a failure there
+	// would say only "returned non-zero exit status 1".
+	script: `"$PY" -m venv --without-pip .venv && .venv/bin/python -m ensurepip --default-pip >/dev/null && ` +
+		`.venv/bin/python -m pip install -q --no-index --no-deps --disable-pip-version-check ` +
 		`dist/wlpkg-1.0-py3-none-any.whl && .venv/bin/wlpkg`,
 	env: func(t *T, dir string) []string {
 		return wlEnv(dir, "PY="+wlPython["venv"], "PIP_CONFIG_FILE=/dev/null")
