@@ -9,7 +9,7 @@ BENCH_ROUNDS ?= 7
 BENCH_BASELINE ?=
 
 .PHONY: confine sandbox-deps sandbox-test sandbox-fuzz sandbox-bench
-sandbox-deps: ## install npm and python3-pip for the --profile acceptance tests (npm install, pip install), and bubblewrap for the bwrap backend's
+sandbox-deps: ## install npm and python3-pip for the --profile acceptance tests (npm install, pip install), python3-venv, python3-pytest, less and gnupg for the conformance workloads family, and bubblewrap for the bwrap backend's
 	scripts/sandbox-deps.sh
 
 confine: ## build the launcher for the host into out/confine (static, stripped)

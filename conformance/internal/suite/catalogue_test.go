@@ -106,6 +106,8 @@ func TestExpectationsMatchNeeds(t *testing.T) {
 			// As above: the unprivileged pass cannot build a route that needs root (a device node), and says so.
 			assert.True(t, strings.HasPrefix(avail.Why, "needs root: ") || strings.HasPrefix(avail.Why, "open and reported: "),
 				"%s: a deputy SKIP must be 'needs root: …' or 'open and reported: …', got %q", c.ID, avail.Why)
+		case c.Needs.HostOnly != "":
+			// Checked above: a host-only case skips in every guest.
 		case c.Needs.NoLandlk || contains(c.Needs.Tools, "git") || contains(c.Needs.Tools, "bwrap"):
 			// The env above has neither git nor bwrap; python3 and unshare are everywhere the suite runs (the VM
 			// guest: vm/kernels.json guest_tools, busybox).
