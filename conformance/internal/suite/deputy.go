@@ -711,7 +711,9 @@ func metadataDroppedAttack(t *T, m scMode) {
 	if os.Geteuid() != 0 {
 		t.Skipf("needs root: only root can change its uid")
 	}
-	chmod := func(path string) helper.Op { return helper.Op{Op: "fchmod-dropped", Path: path, Path2: "65534", Arg: "640"} }
+	chmod := func(path string) helper.Op {
+		return helper.Op{Op: "fchmod-dropped", Path: path, Path2: "65534", Arg: "640"}
+	}
 	if ctl := t.Control(chmod(t.Base + "/control-rootfile"))[0]; !ctl.OK || ctl.Data != "child:EPERM" {
 		t.Skipf("the control differs: unconfined, a child dropped to 65534 gets %s on root's file, and root then ok=%v %s", ctl.Data, ctl.OK, ctl.Errno)
 	}
