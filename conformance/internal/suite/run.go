@@ -52,9 +52,10 @@ const raceFamily = "toctou-symlink-swap"
 // passGate keeps a race case from running alongside the other pass of an --also-as run, and the other pass's
 // cases from running alongside it. In the VM guest both passes share one vCPU, and a race attempt that shares it
 // with the other pass (its launches, and its own swapper when both passes race at once, as they do, since both run
-// the cases in one order) took 4 to 6 times as long as alone: 7.3-amd64 under TCG, 2026-12-04, root-swap as root
-// 400-440 ms an attempt beside the unprivileged pass against 110-120 ms alone (issue 27 item 4). Each swapper
-// burns its CPU for as long as its case runs, so the slowdown fed itself. Non-race cases still run alongside each
+// the cases in one order) took 2 to 10 times as long as alone: 7.3-amd64 under TCG, 2026-12-04, a root-swap
+// attempt 320-715 ms as root and 395-580 ms as nobody beside the other pass, against 70 and 154-184 ms with the
+// passes one after the other (vm/README.md, issue 27 item 4). Each swapper burns its CPU for as long as its case
+// runs, so the slowdown fed itself. Non-race cases still run alongside each
 // other. The gate is two flock(2) locks, taken in one order: a race case takes turn and main exclusively; any
 // other case takes turn shared, main shared, then lets turn go, so a waiting race case (which holds turn) stops
 // the other pass at its next case instead of waiting for a gap between two of them that never comes.
