@@ -55,10 +55,10 @@ const raceFamily = "toctou-symlink-swap"
 // the cases in one order) took 2 to 10 times as long as alone: 7.3-amd64 under TCG, 2026-12-04, a root-swap
 // attempt 320-715 ms as root and 395-580 ms as nobody beside the other pass, against 70 and 154-184 ms with the
 // passes one after the other (vm/README.md, issue 27 item 4). Each swapper burns its CPU for as long as its case
-// runs, so the slowdown fed itself. Non-race cases still run alongside each
-// other. The gate is two flock(2) locks, taken in one order: a race case takes turn and main exclusively; any
-// other case takes turn shared, main shared, then lets turn go, so a waiting race case (which holds turn) stops
-// the other pass at its next case instead of waiting for a gap between two of them that never comes.
+// runs, so the slowdown fed itself. Non-race cases still run alongside each other. The gate is two flock(2)
+// locks, taken in one order: a race case takes turn and main exclusively; any other case takes turn shared, main
+// shared, then lets turn go, so a waiting race case (which holds turn) stops the other pass at its next case
+// instead of waiting for a gap between two of them that never comes.
 type passGate struct{ turn, main *os.File }
 
 // RaceGateCreate makes the gate's two lock files under dir (mode 0644: flock needs no write access, and the
