@@ -14,7 +14,8 @@ start=$(date +%s)
 rm -rf "$reports/vm" "$reports/conformance"
 mkdir -p "$reports/vm"
 rc=0
-# Each VM runs the suite twice, concurrently: as root and as uid 65534 (--also-as); a kernel entry with abi_cap
+# Each VM runs the suite twice, concurrently: as root and as uid 65534 (--also-as), except that a race case runs
+# while the other pass runs no case (the runner's race gate, issue 27); a kernel entry with abi_cap
 # runs the confine_abicap test build. Every case has its own bound (--case-timeout: time without progress, so a
 # slow race case under load is never cut short) and prints heartbeats, so a
 # silent console means the guest itself is stuck: the watchdog then collects its task states, and vm run retries

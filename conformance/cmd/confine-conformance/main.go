@@ -134,6 +134,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	alsoAs := fs.Int("also-as", -1, "when root: run the suite a second time, concurrently, as this uid and gid (e.g. 65534); events carry pass root or nobody, and the exit status covers both")
 	sequential := fs.Bool("sequential-passes", false, "with --also-as: run the second pass after the first instead of alongside it")
 	passName := fs.String("pass", "", "name this run's events (set for the --also-as pass)")
+	raceGate := fs.String("race-gate", "", "the lock files' path prefix that keeps a race case from running alongside the other pass (set by the root pass for the --also-as pass; suite.RaceGateCreate)")
 	abiCap := fs.Int("abi-cap", 0, "make confine act as this Landlock ABI (needs --abicap-confine, a confine_abicap test build; default: $VM_ABI_CAP)")
 	wsl2Confine := fs.String("wsl2-confine", "", "the WSL2 artifact (confine built with -tags wsl2), for the wsl-interop family; as root in the VM guest the simulated interop is registered for it before the passes start")
 	abiCapConfine := fs.String("abicap-confine", "", "the confine_abicap test build of the launcher, used instead of --confine when an ABI cap is set")
@@ -194,7 +195,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	cfg.CaseTimeout, cfg.Heartbeat, cfg.MeasureRaces = *caseTimeout, *heartbeat, *measure
+	cfg.CaseTimeout, cfg.Heartbeat, cfg.MeasureRaces, cfg.RaceGate = *caseTimeout, *heartbeat, *measure, *raceGate
 	if *planFile != "" && cfg.InVM {
 		cols, err := plan.Columns(*planFile)
 		if err != nil {
@@ -282,7 +283,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if !*jsonOut {
 			return fail("--also-as needs --json (the two passes' events are interleaved)")
 		}
-		if second, err = startPass(args, *alsoAs, r.JSON, stderr); err != nil {
+		passArgs := args
+		if !*sequential {
+			// The passes run alongside each other, but a race case runs alone (suite.passGate).
+			if err := makeVarTmp(); err != nil {
+				return fail("%v", err)
+			}
+			prefix, remove, err := suite.RaceGateCreate("/var/tmp")
+			if err != nil {
+				return fail("%v", err)
+			}
+			defer remove()
+			cfg.RaceGate = prefix
+			passArgs = append(append([]string(nil), args...), "--race-gate", prefix)
+		}
+		if second, err = startPass(passArgs, *alsoAs, r.JSON, stderr); err != nil {
 			return fail("%v", err)
 		}
 		if *sequential {
@@ -381,13 +396,8 @@ func startPass(args []string, uid int, w *events.Writer, stderr io.Writer) (*pas
 			child = append(child, a)
 		}
 	}
-	if _, err := os.Stat("/var/tmp"); os.IsNotExist(err) {
-		if err := os.MkdirAll("/var/tmp", 0o1777); err != nil {
-			return nil, err
-		}
-		if err := os.Chmod("/var/tmp", 0o1777); err != nil {
-			return nil, err
-		}
+	if err := makeVarTmp(); err != nil {
+		return nil, err
 	}
 	p := &pass{cmd: exec.Command(self, append([]string{"--pass", name}, child...)...), relayed: make(chan struct{})}
 	p.cmd.Dir = "/"
@@ -409,6 +419,17 @@ func startPass(args []string, uid int, w *events.Writer, stderr io.Writer) (*pas
 		}
 	}()
 	return p, nil
+}
+
+// makeVarTmp creates /var/tmp (mode 1777) where it is missing, as in the VM guest.
+func makeVarTmp() error {
+	if _, err := os.Stat("/var/tmp"); os.IsNotExist(err) {
+		if err := os.MkdirAll("/var/tmp", 0o1777); err != nil {
+			return err
+		}
+		return os.Chmod("/var/tmp", 0o1777)
+	}
+	return nil
 }
 
 // wait returns the pass's exit status once its output is relayed (-1 when it did not exit normally: 2).

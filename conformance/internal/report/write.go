@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/confine-dev/confine/conformance/internal/expect"
 	"github.com/confine-dev/confine/conformance/internal/power"
@@ -499,7 +500,14 @@ func (m *Matrix) JUnit(kernelID string) ([]byte, error) {
 	return append([]byte(xml.Header), append(b, '\n')...), nil
 }
 
-var page = template.Must(template.New("matrix").Parse(`<!DOCTYPE html>
+// page is the matrix page's template, parsed on first use rather than at package init: every process of the runner
+// binary links this package, the helper that a confined command runs included, and under TCG the parse cost about
+// 20 ms of each helper start (GODEBUG=inittrace=1 in a 7.3-amd64 guest, issue 27), paid by every race attempt.
+var page = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("matrix").Parse(pageText))
+})
+
+const pageText = `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>confine conformance matrix</title>
 <style>
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
@@ -527,7 +535,7 @@ td.EXPECTED-FAIL{background:#fde7b0}td.ELSEWHERE{color:#888;font-size:smaller}td
 {{if .Problems}}<h2>Failures and deviations</h2><ul>{{range .Problems}}<li>{{.}}</li>{{end}}</ul>{{end}}
 <p>Hover a cell for its reason. Expectations: conformance/expected.yaml; cases: conformance/CASES.md.</p>
 </body></html>
-`))
+`
 
 type htmlCell struct{ Outcome, Short, Title, Deviation string }
 type htmlRow struct {
@@ -581,6 +589,6 @@ func (m *Matrix) HTML(w io.Writer) error {
 			problems = append(problems, fmt.Sprintf("%s on %s: %s %s", r.Case, r.KernelID, r.Reason, r.Deviation))
 		}
 	}
-	return page.Execute(w, map[string]any{"Kernels": m.Kernels, "Summary": m.Summary, "Verdict": m.Verdict(), "Coverage": m.Coverage, "Races": m.RacePower(), "Rows": rows,
+	return page().Execute(w, map[string]any{"Kernels": m.Kernels, "Summary": m.Summary, "Verdict": m.Verdict(), "Coverage": m.Coverage, "Races": m.RacePower(), "Rows": rows,
 		"Cols": len(m.Kernels) + 1, "Problems": problems})
 }

@@ -42,6 +42,103 @@ type Runner struct {
 	Keep bool           // keep each case's directory
 
 	Outcomes []Outcome // filled by RunAll, in order
+
+	gate *passGate // Cfg.RaceGate, opened by RunAll
+}
+
+// raceFamily is the family whose cases race a swapper against confine's start (race, metadataSwap).
+const raceFamily = "toctou-symlink-swap"
+
+// passGate keeps a race case from running alongside the other pass of an --also-as run, and the other pass's
+// cases from running alongside it. In the VM guest both passes share one vCPU, and a race attempt that shares it
+// with the other pass (its launches, and its own swapper when both passes race at once, as they do, since both run
+// the cases in one order) took 2 to 10 times as long as alone: 7.3-amd64 under TCG, 2026-12-04, a root-swap
+// attempt 320-715 ms as root and 395-580 ms as nobody beside the other pass, against 70 and 154-184 ms with the
+// passes one after the other (vm/README.md, issue 27 item 4). Each swapper burns its CPU for as long as its case
+// runs, so the slowdown fed itself. Non-race cases still run alongside each other. The gate is two flock(2)
+// locks, taken in one order: a race case takes turn and main exclusively; any other case takes turn shared, main
+// shared, then lets turn go, so a waiting race case (which holds turn) stops the other pass at its next case
+// instead of waiting for a gap between two of them that never comes.
+type passGate struct{ turn, main *os.File }
+
+// RaceGateCreate makes the gate's two lock files under dir (mode 0644: flock needs no write access, and the
+// unprivileged pass only opens them) and returns their path prefix and a function that removes them.
+func RaceGateCreate(dir string) (prefix string, remove func(), err error) {
+	f, err := os.CreateTemp(dir, "confine-conformance-gate-*")
+	if err != nil {
+		return "", nil, fmt.Errorf("race gate: %w", err)
+	}
+	prefix = f.Name()
+	f.Close()
+	os.Remove(prefix)
+	for _, s := range []string{".turn", ".main"} {
+		if err := os.WriteFile(prefix+s, nil, 0o644); err != nil {
+			os.Remove(prefix + ".turn")
+			return "", nil, fmt.Errorf("race gate: %w", err)
+		}
+		os.Chmod(prefix+s, 0o644) // past the umask
+	}
+	return prefix, func() { os.Remove(prefix + ".turn"); os.Remove(prefix + ".main") }, nil
+}
+
+func openGate(prefix string) (*passGate, error) {
+	turn, err := os.Open(prefix + ".turn")
+	if err != nil {
+		return nil, err
+	}
+	main, err := os.Open(prefix + ".main")
+	if err != nil {
+		turn.Close()
+		return nil, err
+	}
+	return &passGate{turn, main}, nil
+}
+
+func (g *passGate) close() {
+	if g != nil {
+		g.turn.Close()
+		g.main.Close()
+	}
+}
+
+// enter takes the gate for one case, exclusively for a race case, and returns the function that leaves it. A nil
+// gate (no other pass) takes nothing.
+func (g *passGate) enter(race bool) (leave func(), err error) {
+	nothing := func() {}
+	if g == nil {
+		return nothing, nil
+	}
+	if race {
+		if err := flock(g.turn, unix.LOCK_EX); err != nil {
+			return nothing, err
+		}
+		if err := flock(g.main, unix.LOCK_EX); err != nil {
+			flock(g.turn, unix.LOCK_UN)
+			return nothing, err
+		}
+		return func() { flock(g.main, unix.LOCK_UN); flock(g.turn, unix.LOCK_UN) }, nil
+	}
+	if err := flock(g.turn, unix.LOCK_SH); err != nil {
+		return nothing, err
+	}
+	err = flock(g.main, unix.LOCK_SH)
+	flock(g.turn, unix.LOCK_UN)
+	if err != nil {
+		return nothing, err
+	}
+	return func() { flock(g.main, unix.LOCK_UN) }, nil
+}
+
+func flock(f *os.File, how int) error {
+	for {
+		err := unix.Flock(int(f.Fd()), how)
+		if err != unix.EINTR {
+			if err != nil {
+				return fmt.Errorf("flock %s: %w", f.Name(), err)
+			}
+			return nil
+		}
+	}
 }
 
 // RunAll runs cases in order and returns the summary.
@@ -51,6 +148,14 @@ func (r *Runner) RunAll(cases []Case, env events.Env) events.Summary {
 	r.textf("confine-conformance: kernel %s %s, Landlock %s ABI %d, root=%v, confine %s\n",
 		env.Kernel, env.Arch, env.Landlock, env.ABI, env.Root, env.Confine)
 	var sum events.Summary
+	if r.Cfg.RaceGate != "" {
+		g, err := openGate(r.Cfg.RaceGate)
+		if err != nil {
+			r.emit(events.Event{Action: events.Output, Output: fmt.Sprintf("confine-conformance: race gate: %v (the passes race alongside each other)\n", err)})
+		}
+		r.gate = g
+		defer g.close()
+	}
 	for _, c := range cases {
 		if why, ok := r.Cfg.Elsewhere[c.ID]; ok {
 			o := Outcome{ID: c.ID, Action: events.Skip, Reason: "planned elsewhere: " + why, Elsewhere: why}
@@ -60,7 +165,12 @@ func (r *Runner) RunAll(cases []Case, env events.Env) events.Summary {
 			sum.Skip++
 			continue
 		}
+		leave, err := r.gate.enter(c.Family() == raceFamily)
+		if err != nil {
+			r.emit(events.Event{Action: events.Output, Output: fmt.Sprintf("confine-conformance: race gate: %v (the case runs ungated)\n", err)})
+		}
 		o := r.RunOne(c)
+		leave()
 		r.Outcomes = append(r.Outcomes, o)
 		switch o.Action {
 		case events.Pass:

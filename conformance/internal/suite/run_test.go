@@ -151,3 +151,51 @@ func TestPlannedElsewhere(t *testing.T) {
 	assert.Equal(t, "ran in 6.1-amd64: the same arch", r.Outcomes[0].Elsewhere)
 	assert.Contains(t, out.String(), `"Elsewhere":"ran in 6.1-amd64: the same arch"`)
 }
+
+// TestPassGate: a race case waits for the other pass's running case, and a case of the other pass then waits for the
+// race, even when that pass asks between two of its cases (turn held by the waiting race).
+func TestPassGate(t *testing.T) {
+	prefix, remove, err := RaceGateCreate(t.TempDir())
+	require.NoError(t, err)
+	defer remove()
+	a, err := openGate(prefix) // this pass
+	require.NoError(t, err)
+	defer a.close()
+	b, err := openGate(prefix) // the other pass
+	require.NoError(t, err)
+	defer b.close()
+
+	leaveB, err := b.enter(false) // the other pass runs a plain case
+	require.NoError(t, err)
+	raced := make(chan func())
+	go func() {
+		leave, err := a.enter(true)
+		assert.NoError(t, err)
+		raced <- leave
+	}()
+	select {
+	case <-raced:
+		t.Fatal("the race case started beside the other pass's case")
+	case <-time.After(100 * time.Millisecond):
+	}
+	leaveB()
+	leaveA := <-raced
+	next := make(chan func())
+	go func() {
+		leave, err := b.enter(false)
+		assert.NoError(t, err)
+		next <- leave
+	}()
+	select {
+	case <-next:
+		t.Fatal("the other pass's next case started beside the race case")
+	case <-time.After(100 * time.Millisecond):
+	}
+	leaveA()
+	(<-next)()
+
+	var none *passGate // no other pass: nothing to take
+	leave, err := none.enter(true)
+	require.NoError(t, err)
+	leave()
+}

@@ -55,6 +55,9 @@ type Config struct {
 	// Env is added to every command's environment, also where a case replaces the environment (Opts.Env): e.g.
 	// CONFINE_TEST_ABI_CAP for a confine_abicap build.
 	Env []string
+	// RaceGate, when set, is the path prefix of the two lock files (PREFIX.turn, PREFIX.main) that the two passes
+	// of an --also-as run share, so that a race case runs while the other pass runs nothing (RaceGateCreate).
+	RaceGate string
 	// WSL2Confine is the WSL2 artifact (confine built with -tags wsl2), for the wsl-interop family; "" skips it.
 	WSL2Confine string
 	// Backend is the backend the suite's confined commands run under here (BackendLandlock, BackendBwrap or
