@@ -180,15 +180,18 @@ func (s *Supervisor) asCaller(c creds, act func() unix.Errno) unix.Errno {
 
 // assume changes the calling OS thread's credentials from cur to c: the raw system calls change one thread,
 // where syscall.Setresuid and the like change every thread of the process. Only what differs is set. Where
-// IDs change, the rights to change them are raised first (raise). The supplementary groups and the gids go first (they need CAP_SETGID), then the uids (CAP_SETUID: the saved uid
-// is never changed, so a root supervisor keeps the right to take its own back, and its permitted set), and
-// last the effective capabilities, within the permitted set (capset(2) cannot raise one not permitted; the
+// IDs change, the rights to change them are raised first (raise). The supplementary groups and the gids go
+// first (they need CAP_SETGID), then the uids (CAP_SETUID: the saved uid is never changed, so a root
+// supervisor keeps the right to take its own back, and its permitted set), and last the effective capabilities, within the permitted set (capset(2) cannot raise one not permitted; the
 // kernel cleared the effective set where the effective uid left 0, and restores it where it comes back).
 // setfsuid and setfsgid report no error: each is called a second time to read the value back.
 func assume(cur, c creds) unix.Errno {
 	if !c.sameIDs(cur) {
 		if errno := raise(cur); errno != 0 {
 			return errno
+		}
+		if cur.euid != 0 {
+			cur.euid, cur.fsuid = 0, 0 // what raise made them, so that the uids below are set whatever c holds
 		}
 	}
 	if !slices.Equal(cur.groups, c.groups) {

@@ -64,7 +64,13 @@ func TestAssume(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, got.equal(other), "after assume: %+v", got)
 		assert.Equal(t, unix.EPERM, unix.Fchmod(fd, 0o666), "fchmod of root's file as 65534")
-		require.Zero(t, assume(other, ours))
+		gidOnly := other // from one caller's to another's that differs in its gids alone: the uids stay 65534
+		gidOnly.rgid, gidOnly.egid, gidOnly.fsgid = 1, 1, 1
+		require.Zero(t, assume(other, gidOnly))
+		got, err = credsOf(0)
+		require.NoError(t, err)
+		assert.True(t, got.equal(gidOnly), "after a change of gids alone: %+v", got)
+		require.Zero(t, assume(gidOnly, ours))
 		back, err := credsOf(0)
 		require.NoError(t, err)
 		assert.True(t, back.equal(ours), "after restore: %+v, want %+v", back, ours)
