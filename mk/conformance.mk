@@ -32,7 +32,7 @@ MATRIX_FLAGS ?=
 #> MATRIX_FLAGS="--kernels 6.1-amd64,7.3-arm64"  make matrix on a subset (vm kernels lists the ids; also --arch A, --shard i/n):
 #>                          the report then says SUBSET PASSED, NOT THE GATE, and names the absent kernel entries
 #> VM_JOBS=N                VMs at once (default: nproc); each gets 2 vCPUs when there are 2 cores per job, else 1
-#> MATRIX_GUEST_TIMEOUT=40m the guest's backstop for the whole payload (both passes) in one VM
+#> MATRIX_GUEST_TIMEOUT=40m the guest's backstop for one kernel entry's payload (both users' passes); a boot runs a kernel's entries one after the other
 #> MATRIX_CASE_TIMEOUT=3m   a case that goes this long without a command finishing is killed and FAILs
 #> RACE_POWER=0.999         each race case's probability of catching its planted bug, per column (conformance/race-rates.json)
 #> MATRIX_TOCTOU_ATTEMPTS=200  attempts of a race case without a measured win rate; MATRIX_RACE_MAX (default the same) caps the others

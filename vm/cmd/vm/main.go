@@ -289,12 +289,15 @@ func parseShard(s string) (int, int, error) {
 	return i, n, nil
 }
 
-// printTable prints kernel, arch, accel, ABI reported, ABI expected, result and seconds for each record.
+// printTable prints kernel, arch, accel, ABI reported, ABI expected, result and seconds (its share of its boot's)
+// for each record, then the counts and the number of boots (entries that differ only in abi_cap or
+// host_emulation share one).
 func printTable(w io.Writer, recs []runner.Record, wall time.Duration) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "KERNEL\tARCH\tACCEL\tRELEASE\tABI REPORTED\tABI EXPECTED\tRESULT\tSECONDS")
 	var boot float64
 	counts := map[string]int{}
+	boots := map[string]bool{}
 	for _, r := range recs {
 		if r.Kernel == "" {
 			continue // not run (cancelled)
@@ -313,10 +316,11 @@ func printTable(w io.Writer, recs []runner.Record, wall time.Duration) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f\n", r.Kernel, r.Arch, r.Accel, rel, reported, expected, r.Result, r.Seconds)
 		boot += r.Seconds
 		counts[r.Result]++
+		boots[r.Boot] = true
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "%d kernels: %d ok, %d fail, %d infra, %d skip; wall %.1fs, sum of boots %.1fs\n",
-		len(recs), counts[runner.OK], counts[runner.Fail], counts[runner.Infra], counts[runner.Skip], wall.Seconds(), boot)
+	fmt.Fprintf(w, "%d kernels: %d ok, %d fail, %d infra, %d skip; %d boots, wall %.1fs, sum of boots %.1fs\n",
+		len(recs), counts[runner.OK], counts[runner.Fail], counts[runner.Infra], counts[runner.Skip], len(boots), wall.Seconds(), boot)
 }
 
 func fetchCmd(m *vm.Manifest, args []string, stdout, stderr io.Writer) int {

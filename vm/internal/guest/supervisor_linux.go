@@ -36,25 +36,39 @@ func Main() {
 		fmt.Fprintf(out, "vm-init: %v\n", err)
 		return
 	}
-	m := console.NewMarkers(cfg.Nonce)
-	res := console.Result{Exit: -1}
-	if err := setup(out); err != nil {
-		res.Error = err.Error()
-	}
-	res.Landlock, res.ABI = landlockabi.Probe()
+	setupErr := setup(out)
+	landlock, abi := landlockabi.Probe()
+	var release string
 	var uts unix.Utsname
 	if unix.Uname(&uts) == nil {
-		res.Release = unix.ByteSliceToString(uts.Release[:])
+		release = unix.ByteSliceToString(uts.Release[:])
 	}
-	out.Write(m.Begin())
-	if res.Error == "" {
-		run(cfg, m, out, &res)
-	} else {
-		res.StdoutSHA256 = hex.EncodeToString(sha256.New().Sum(nil))
+	runPasses(cfg, console.Result{Exit: -1, Landlock: landlock, ABI: abi, Release: release}, setupErr, out, endStragglers)
+}
+
+// runPasses runs cfg's passes one after the other, each reported whole (BEGIN, its output, RESULT: base with the
+// pass's outcome) before the next starts, with between called after each that ran; END follows the last, for every pass,
+// as the guest goes to power off. With setupErr set no pass runs, and each reports that error.
+func runPasses(cfg Config, base console.Result, setupErr error, out io.Writer, between func()) {
+	for _, p := range cfg.Passes {
+		m := console.NewMarkers(p.Nonce)
+		res := base
+		out.Write(m.Begin())
+		if setupErr == nil {
+			run(cfg.Argv, p.Env, cfg.Timeout, m, out, &res)
+		} else {
+			res.Error = setupErr.Error()
+			res.StdoutSHA256 = hex.EncodeToString(sha256.New().Sum(nil))
+		}
+		res.Uptime = uptime()
+		out.Write(m.ResultLine(res))
+		if setupErr == nil {
+			between()
+		}
 	}
-	res.Uptime = uptime()
-	out.Write(m.ResultLine(res))
-	out.Write(m.End())
+	for _, p := range cfg.Passes {
+		out.Write(console.NewMarkers(p.Nonce).End())
+	}
 }
 
 func readConfig() (Config, error) {
@@ -66,8 +80,13 @@ func readConfig() (Config, error) {
 	if err := json.Unmarshal(b, &c); err != nil {
 		return c, fmt.Errorf("parse %s: %w", ConfigPath, err)
 	}
-	if c.Nonce == "" || len(c.Argv) == 0 || c.Timeout <= 0 {
-		return c, fmt.Errorf("%s: nonce, argv and timeout are required", ConfigPath)
+	if len(c.Passes) == 0 || len(c.Argv) == 0 || c.Timeout <= 0 {
+		return c, fmt.Errorf("%s: passes, argv and timeout are required", ConfigPath)
+	}
+	for _, p := range c.Passes {
+		if p.Nonce == "" {
+			return c, fmt.Errorf("%s: a pass without a nonce", ConfigPath)
+		}
 	}
 	return c, nil
 }
@@ -137,9 +156,9 @@ func setup(out io.Writer) error {
 	return nil
 }
 
-// run starts the payload in its own process group with stdout on a pipe, relays each stdout line as a console
-// output record, and kills the whole group at the timeout or once the payload has exited.
-func run(cfg Config, m console.Markers, out io.Writer, res *console.Result) {
+// run starts the payload (argv, with env added) in its own process group with stdout on a pipe, relays each stdout
+// line as a console output record, and kills the whole group at the timeout or once the payload has exited.
+func run(argv, env []string, timeout time.Duration, m console.Markers, out io.Writer, res *console.Result) {
 	sum := sha256.New()
 	defer func() { res.StdoutSHA256 = hex.EncodeToString(sum.Sum(nil)) }()
 	r, w, err := os.Pipe()
@@ -147,9 +166,9 @@ func run(cfg Config, m console.Markers, out io.Writer, res *console.Result) {
 		res.Error = fmt.Sprintf("pipe: %v", err)
 		return
 	}
-	cmd := exec.Command(cfg.Argv[0], cfg.Argv[1:]...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = "/tmp"
-	cmd.Env = append([]string{"PATH=/bin:/sbin:/usr/bin:/usr/sbin", "HOME=/root", "TERM=dumb"}, cfg.Env...)
+	cmd.Env = append([]string{"PATH=/bin:/sbin:/usr/bin:/usr/sbin", "HOME=/root", "TERM=dumb"}, env...)
 	cmd.Stdout = w
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -157,7 +176,7 @@ func run(cfg Config, m console.Markers, out io.Writer, res *console.Result) {
 	if err := cmd.Start(); err != nil {
 		w.Close()
 		r.Close()
-		res.Error = fmt.Sprintf("start %s: %v", cfg.Argv[0], err)
+		res.Error = fmt.Sprintf("start %s: %v", argv[0], err)
 		return
 	}
 	w.Close()
@@ -179,7 +198,7 @@ func run(cfg Config, m console.Markers, out io.Writer, res *console.Result) {
 			}
 		}
 	}()
-	ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -211,7 +230,24 @@ func run(cfg Config, m console.Markers, out io.Writer, res *console.Result) {
 		res.Error = werr.Error()
 	}
 	if res.TimedOut {
-		res.Error = fmt.Sprintf("guest timeout: payload killed after %s", cfg.Timeout)
+		res.Error = fmt.Sprintf("guest timeout: payload killed after %s", timeout)
+	}
+}
+
+// endStragglers kills every process but this one (kill(-1), as PID 1) and reaps them, so that the next pass starts
+// in a guest where no process of an earlier pass runs: one that left the payload's process group (a daemon, a
+// new session) would otherwise outlive its pass. It waits at most 5 s for them to die.
+func endStragglers() {
+	unix.Kill(-1, unix.SIGKILL)
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		pid, err := unix.Wait4(-1, nil, unix.WNOHANG, nil)
+		switch {
+		case err == unix.ECHILD:
+			return
+		case err == nil && pid == 0:
+			time.Sleep(10 * time.Millisecond)
+		}
 	}
 }
 

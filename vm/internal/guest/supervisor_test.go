@@ -2,6 +2,8 @@ package guest
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -18,7 +20,7 @@ func runOnHost(t *testing.T, timeout time.Duration, script string) (console.Resu
 	var stream bytes.Buffer
 	res := console.Result{Exit: -1}
 	stream.Write(m.Begin())
-	run(Config{Nonce: "abc", Argv: []string{"/bin/sh", "-c", script}, Env: []string{"VM_ARCH=test"}, Timeout: timeout}, m, &stream, &res)
+	run([]string{"/bin/sh", "-c", script}, []string{"VM_ARCH=test"}, timeout, m, &stream, &res)
 	stream.Write(m.ResultLine(res))
 	var out bytes.Buffer
 	p := console.NewParser("abc", &out)
@@ -60,7 +62,49 @@ func TestRunStragglerAfterExit(t *testing.T) {
 func TestRunMissingCommand(t *testing.T) {
 	m := console.NewMarkers("abc")
 	res := console.Result{Exit: -1}
-	run(Config{Nonce: "abc", Argv: []string{"/payload/nope"}, Timeout: time.Second}, m, &bytes.Buffer{}, &res)
+	run([]string{"/payload/nope"}, nil, time.Second, m, &bytes.Buffer{}, &res)
 	assert.Contains(t, res.Error, "start /payload/nope")
 	assert.Equal(t, -1, res.Exit)
+}
+
+// TestRunPasses runs two passes of one boot into one console stream: each host parser (one per pass nonce) gets
+// its own pass's stdout and result, and the step between passes runs after each.
+func TestRunPasses(t *testing.T) {
+	cfg := Config{Argv: []string{"/bin/sh", "-c", `echo "pass $PASS"; exit $PASS`}, Timeout: 10 * time.Second,
+		Passes: []Pass{{Nonce: "aa1", Env: []string{"PASS=1"}}, {Nonce: "bb2", Env: []string{"PASS=2"}}}}
+	var stream bytes.Buffer
+	between := 0
+	runPasses(cfg, console.Result{Exit: -1, Release: "r"}, nil, &stream, func() { between++ })
+	assert.Equal(t, 2, between)
+	for i, p := range cfg.Passes {
+		var out bytes.Buffer
+		parser := console.NewParser(p.Nonce, &out)
+		_, err := parser.Write(stream.Bytes())
+		require.NoError(t, err)
+		require.NoError(t, parser.Close())
+		res, err := parser.Result()
+		require.NoError(t, err)
+		assert.Equal(t, i+1, res.Exit)
+		assert.Equal(t, "r", res.Release)
+		assert.Equal(t, fmt.Sprintf("pass %d\n", i+1), out.String(), "a pass's parser sees its own output only")
+		assert.True(t, parser.Ended())
+	}
+}
+
+// TestRunPassesSetupFailed: no pass runs, and each reports the setup error.
+func TestRunPassesSetupFailed(t *testing.T) {
+	cfg := Config{Argv: []string{"/bin/sh", "-c", "echo ran"}, Timeout: time.Second,
+		Passes: []Pass{{Nonce: "aa1"}, {Nonce: "bb2"}}}
+	var stream bytes.Buffer
+	runPasses(cfg, console.Result{Exit: -1}, errors.New("mount proc: EPERM"), &stream, func() { t.Error("between ran") })
+	for _, p := range cfg.Passes {
+		parser := console.NewParser(p.Nonce, nil)
+		parser.Write(stream.Bytes())
+		parser.Close()
+		res, err := parser.Result()
+		require.NoError(t, err)
+		assert.Equal(t, -1, res.Exit)
+		assert.Equal(t, "mount proc: EPERM", res.Error)
+	}
+	assert.NotContains(t, stream.String(), "ran")
 }

@@ -148,3 +148,28 @@ func TestIntegrationWatchdog(t *testing.T) {
 	assert.Contains(t, string(b), `"retries"`)
 	assert.Contains(t, string(b), `"evidence"`)
 }
+
+// TestIntegrationPasses boots two entries of one kernel that differ only in host_emulation: they share one VM,
+// as two passes, each with its own environment, stdout and record; a process the first pass left running in a
+// session of its own is gone before the second starts.
+func TestIntegrationPasses(t *testing.T) {
+	o, k := itSetup(t)
+	second := k
+	second.ID, second.HostEmulation = k.ID+"-emulated", "no-namespaces"
+	o.Targets = append(o.Targets, second)
+	o.Argv = []string{"/bin/sh", "-c", `echo "$VM_KERNEL_ID ${VM_HOST_EMULATION:-none} $(pidof sleep || echo no-sleep)"; setsid sleep 1000 </dev/null >/dev/null 2>&1 &`}
+	recs, err := Run(context.Background(), o)
+	require.NoError(t, err)
+	require.Len(t, recs, 2)
+	for i, want := range []string{k.ID + " none no-sleep\n", second.ID + " no-namespaces no-sleep\n"} {
+		r := recs[i]
+		require.Equal(t, OK, r.Result, "%s: %s\n%s", r.Kernel, r.Error, strings.Join(r.ConsoleTail, "\n"))
+		assert.Equal(t, k.ID, r.Boot, "one boot")
+		out, err := os.ReadFile(filepath.Join(o.Results, r.Kernel+".out"))
+		require.NoError(t, err)
+		assert.Equal(t, want, string(out))
+	}
+	assert.Equal(t, recs[0].BootSeconds, recs[1].BootSeconds)
+	assert.InDelta(t, recs[0].BootSeconds, recs[0].Seconds+recs[1].Seconds, 0.01, "the passes' shares sum to the boot")
+	assert.Equal(t, recs[1].GuestSeconds, recs[1].Seconds, "the boot's own time is the first pass's")
+}

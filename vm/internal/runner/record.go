@@ -18,28 +18,35 @@ const (
 
 // Record is <id>.json: what happened on one kernel. Schema confine.vm.result/v1.
 type Record struct {
-	Schema           string   `json:"schema"`
-	Kernel           string   `json:"kernel"`  // manifest id, or custom-<arch> for --kernel PATH
-	Package          string   `json:"package"` // Debian package and version; empty for --kernel PATH or a non-Debian image
-	Version          string   `json:"version"`
-	Image            string   `json:"image"` // kernel image path (in the cache, or --kernel PATH)
-	ImageSHA256      string   `json:"image_sha256"`
-	ImageRef         string   `json:"image_ref,omitempty"`    // OCI reference the kernel was pulled from
-	ImageDigest      string   `json:"image_digest,omitempty"` // its image manifest digest
-	Release          string   `json:"release"`                // uname -r in the guest
-	Arch             string   `json:"arch"`
-	Accel            string   `json:"accel"` // kvm or tcg
-	CmdlineExtra     string   `json:"cmdline_extra"`
-	ExpectedLandlock string   `json:"expected_landlock"` // from the manifest or image labels; empty for --kernel PATH
-	ExpectedABI      int      `json:"expected_abi"`
-	Landlock         string   `json:"landlock"` // what the guest supervisor's probe found
-	ABI              int      `json:"abi"`
-	Exit             int      `json:"exit"` // payload exit status; -1 if it did not exit normally
-	Result           string   `json:"result"`
-	Seconds          float64  `json:"seconds"`       // QEMU start to exit, host wall clock
-	GuestSeconds     float64  `json:"guest_seconds"` // payload run time in the guest
-	Error            string   `json:"error,omitempty"`
-	ConsoleTail      []string `json:"console_tail,omitempty"` // last console lines (payload stderr included), unless ok
+	Schema           string `json:"schema"`
+	Kernel           string `json:"kernel"`  // manifest id, or custom-<arch> for --kernel PATH
+	Package          string `json:"package"` // Debian package and version; empty for --kernel PATH or a non-Debian image
+	Version          string `json:"version"`
+	Image            string `json:"image"` // kernel image path (in the cache, or --kernel PATH)
+	ImageSHA256      string `json:"image_sha256"`
+	ImageRef         string `json:"image_ref,omitempty"`    // OCI reference the kernel was pulled from
+	ImageDigest      string `json:"image_digest,omitempty"` // its image manifest digest
+	Release          string `json:"release"`                // uname -r in the guest
+	Arch             string `json:"arch"`
+	Accel            string `json:"accel"` // kvm or tcg
+	CmdlineExtra     string `json:"cmdline_extra"`
+	ExpectedLandlock string `json:"expected_landlock"` // from the manifest or image labels; empty for --kernel PATH
+	ExpectedABI      int    `json:"expected_abi"`
+	Landlock         string `json:"landlock"` // what the guest supervisor's probe found
+	ABI              int    `json:"abi"`
+	Exit             int    `json:"exit"` // payload exit status; -1 if it did not exit normally
+	Result           string `json:"result"`
+	// Seconds is this entry's share of its boot's host wall time (QEMU start to exit): its payload's run time,
+	// and for the boot's first entry also what no entry accounts for (boot, unpacking, power-off, an entry with
+	// no result). A boot's entries' Seconds sum to its BootSeconds.
+	Seconds      float64 `json:"seconds"`
+	GuestSeconds float64 `json:"guest_seconds"` // payload run time in the guest
+	// Boot is the id of the entry whose VM this entry ran in (its own id when it ran first or alone): the
+	// entries of a kernel that differ only in abi_cap or host_emulation share one boot, one after the other.
+	Boot        string   `json:"boot"`
+	BootSeconds float64  `json:"boot_seconds"` // that VM's wall time, QEMU start to exit
+	Error       string   `json:"error,omitempty"`
+	ConsoleTail []string `json:"console_tail,omitempty"` // last console lines (payload stderr included), unless ok
 	// Evidence is what the watchdog collected before it killed QEMU: the guest kernel's task states (sysrq t).
 	Evidence []string `json:"evidence,omitempty"`
 	// Retries are the earlier runs of this kernel that ended infra and were retried (Options.Retries).

@@ -145,36 +145,45 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 	}
 
 	records := make([]Record, len(o.Targets))
-	work := make(chan int)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	done := 0
 	began := time.Now()
-	running := map[string]time.Time{}
+	running := map[string]time.Time{} // by boot name
 	started := map[string]bool{}
 	var doneSecs float64
 	// Each kernel's time the last time this guest command ran in it (CACHE/vm/timings.json) gives the estimate
-	// of the time left from the first line on; this run's times replace them at the end.
+	// of the time left from the first line on, and the order the boots start in; this run's times replace them at
+	// the end.
 	timingsFile, cmdKey := filepath.Join(o.Cache.Root, "timings.json"), filepath.Base(o.Argv[0])
 	timings := loadTimings(timingsFile)
 	expect := timings[cmdKey]
 	if expect == nil {
 		expect = map[string]float64{}
 	}
-	// status is the live progress line: kernels done, running (and for how long), and the time left: the cached
-	// (else this run's mean) time of each kernel not done, packed onto the job slots.
+	boots := o.boots(expect)
+	bootExpect := map[string]float64{} // a boot's expected seconds: its passes' cached times summed
+	for _, b := range boots {
+		for _, i := range b.targets {
+			if s, ok := expect[o.Targets[i].ID]; ok {
+				bootExpect[b.name] += s
+			}
+		}
+	}
+	// status is the live progress line: kernel entries done, boots running (and for how long), and the time left:
+	// the cached (else this run's mean) time of each boot not done, packed onto the job slots.
 	status := func() string {
 		var names []string
 		had := map[string]time.Duration{}
-		for id, t := range running {
-			names = append(names, fmt.Sprintf("%s %.0fs", id, time.Since(t).Seconds()))
-			had[id] = time.Since(t)
+		for name, t := range running {
+			names = append(names, fmt.Sprintf("%s %.0fs", name, time.Since(t).Seconds()))
+			had[name] = time.Since(t)
 		}
 		sort.Strings(names)
 		var queued []string
-		for _, t := range o.Targets {
-			if !started[t.ID] {
-				queued = append(queued, t.ID)
+		for _, b := range boots {
+			if !started[b.name] {
+				queued = append(queued, b.name)
 			}
 		}
 		mean := 0.0
@@ -182,7 +191,7 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 			mean = doneSecs / float64(done)
 		}
 		left := "?"
-		if d, ok := eta(expect, mean, had, queued, o.Jobs); ok {
+		if d, ok := eta(bootExpect, mean, had, queued, o.Jobs); ok {
 			left = fmt.Sprintf("~%.0fs", d.Seconds())
 		}
 		return fmt.Sprintf("%d/%d done, %.0fs elapsed, %s left; running: %s", done, len(o.Targets),
@@ -219,47 +228,74 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 			}
 		}
 	}()
+	work := make(chan boot)
 	for w := 0; w < o.Jobs; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range work {
-				t := o.Targets[i]
+			for b := range work {
+				ts := make([]Target, len(b.targets))
+				for j, i := range b.targets {
+					ts[j] = o.Targets[i]
+				}
+				arch := ts[0].Arch
 				mu.Lock()
-				running[t.ID], started[t.ID] = time.Now(), true
+				running[b.name], started[b.name] = time.Now(), true
 				last := ""
-				if s, ok := expect[t.ID]; ok {
+				if s, ok := bootExpect[b.name]; ok {
 					last = fmt.Sprintf(" (last run %.0fs)", s)
 				}
-				o.progress("start  %-22s %s %s%s  [%s]", t.ID, t.Arch, archs[t.Arch].accel, last, status())
+				passes := ""
+				if len(ts) > 1 {
+					passes = fmt.Sprintf(" %d passes: %s", len(ts), strings.Join(targetIDs(ts), " "))
+				}
+				o.progress("start  %-22s %s %s%s%s  [%s]", b.name, arch, archs[arch].accel, passes, last, status())
 				mu.Unlock()
-				r := o.runOne(ctx, t, archs[t.Arch])
-				var retries []Retry
-				for len(retries) < o.Retries && r.Result == Infra && ctx.Err() == nil {
-					retries = append(retries, Retry{Error: r.Error, Seconds: r.Seconds, Evidence: r.Evidence, ConsoleTail: r.ConsoleTail})
-					o.progress("retry  %-22s %s: run %d ended infra: %s", t.ID, t.Arch, len(retries), r.Error)
-					r = o.runOne(ctx, t, archs[t.Arch])
+				recs := o.runBoot(ctx, ts, archs[arch])
+				// The passes that ended infra boot again, together; those with a verified result keep it.
+				for n := 0; n < o.Retries && ctx.Err() == nil; n++ {
+					var again []int
+					for j, r := range recs {
+						if r.Result == Infra {
+							again = append(again, j)
+						}
+					}
+					if len(again) == 0 {
+						break
+					}
+					retry := make([]Target, len(again))
+					for k, j := range again {
+						retry[k] = ts[j]
+						o.progress("retry  %-22s %s: run %d ended infra: %s", ts[j].ID, arch, n+1, recs[j].Error)
+					}
+					for k, r := range o.runBoot(ctx, retry, archs[arch]) {
+						j := again[k]
+						r.Retries = append(recs[j].Retries, Retry{Error: recs[j].Error, Seconds: recs[j].Seconds,
+							Evidence: recs[j].Evidence, ConsoleTail: recs[j].ConsoleTail})
+						recs[j] = r
+					}
 				}
-				r.Retries = retries
-				if err := o.write(r); err != nil && r.Result == OK {
-					r.Result, r.Error = Infra, "write results: "+err.Error()
-				}
-				records[i] = r
 				mu.Lock()
-				done++
-				doneSecs += time.Since(running[t.ID]).Seconds()
-				if r.Result == OK || r.Result == Fail { // a verified run's time; an infra one says little
-					got[t.ID] = time.Since(running[t.ID]).Seconds()
+				for j, r := range recs {
+					if err := o.write(r); err != nil && r.Result == OK {
+						r.Result, r.Error = Infra, "write results: "+err.Error()
+					}
+					records[b.targets[j]] = r
+					done++
+					doneSecs += r.Seconds
+					if r.Result == OK || r.Result == Fail { // a verified run's time; an infra one says little
+						got[r.Kernel] = r.Seconds
+					}
+					o.progress("%-6s %-22s %s %s %5.1fs  [%s]%s", r.Result, r.Kernel, r.Arch, r.Accel, r.Seconds, status(), errSuffix(r))
 				}
-				delete(running, t.ID)
-				o.progress("%-6s %-22s %s %s %5.1fs  [%s]%s", r.Result, t.ID, t.Arch, r.Accel, r.Seconds, status(), errSuffix(r))
+				delete(running, b.name)
 				mu.Unlock()
 			}
 		}()
 	}
-	for i := range o.Targets {
+	for _, b := range boots {
 		select {
-		case work <- i:
+		case work <- b:
 		case <-ctx.Done():
 		}
 	}
@@ -536,7 +572,7 @@ func (o *Options) pickAccel(ctx context.Context, arch string, p *prepared, t Tar
 	probe.Argv, probe.Timeout, probe.Silence, probe.Boot = []string{"/bin/true"}, 10*time.Second, 15*time.Second, 20*time.Second
 	probe.Evidence = -1
 	start := time.Now()
-	r := probe.boot(ctx, t, p, qemu.KVM, io.Discard, nil)
+	r := probe.boot(ctx, []Target{t}, p, qemu.KVM, []io.Writer{io.Discard}, nil)[0]
 	accel, why := qemu.KVM, fmt.Sprintf("probe boot %.1fs", time.Since(start).Seconds())
 	if r.Result != OK {
 		accel, why = qemu.TCG, "KVM probe boot failed: "+r.Error
@@ -573,23 +609,98 @@ func probeKey(arch string, _ Target) string {
 	return fmt.Sprintf("%s %s %d %d", unix.ByteSliceToString(uts.Release[:]), path, fi.Size(), fi.ModTime().UnixNano())
 }
 
-func (o *Options) runOne(ctx context.Context, t Target, p *prepared) Record {
-	outPath := filepath.Join(o.Results, t.ID+".out")
-	out, err := os.Create(outPath)
-	if err != nil {
-		return o.record(t, p.accel, Infra, err.Error())
+// boot is the kernel entries that share one VM, run as its passes in target order (bootKey); name is the first
+// entry's id.
+type boot struct {
+	name    string
+	targets []int // indices into Options.Targets
+}
+
+// bootKey is what a VM depends on: the arch, the kernel image and its command line. Entries that differ only in
+// what the payload is told (abi_cap, host_emulation) share a boot; a boot takes 5 to 20 s under TCG.
+func bootKey(t Target) string { return t.Arch + " " + t.ImageSHA256 + " " + t.Cmdline }
+
+// boots groups the targets by bootKey, longest expected first, so that the job slots end together: a boot's
+// expected seconds are its passes' times in expect (a pass without one: the mean of those known), summed. With
+// no times known the boots keep the targets' order.
+func (o *Options) boots(expect map[string]float64) []boot {
+	var out []boot
+	at := map[string]int{}
+	for i, t := range o.Targets {
+		k := bootKey(t)
+		if j, ok := at[k]; ok {
+			out[j].targets = append(out[j].targets, i)
+			continue
+		}
+		at[k] = len(out)
+		out = append(out, boot{name: t.ID, targets: []int{i}})
 	}
-	defer out.Close()
-	var log io.Writer
-	if o.Keep {
-		f, err := os.Create(filepath.Join(o.Results, t.ID+".console.log"))
+	var sum float64
+	var n int
+	for _, t := range o.Targets {
+		if s, ok := expect[t.ID]; ok {
+			sum, n = sum+s, n+1
+		}
+	}
+	if n == 0 {
+		return out
+	}
+	est := func(b boot) float64 {
+		var e float64
+		for _, i := range b.targets {
+			if s, ok := expect[o.Targets[i].ID]; ok {
+				e += s
+			} else {
+				e += sum / float64(n)
+			}
+		}
+		return e
+	}
+	sort.SliceStable(out, func(i, j int) bool { return est(out[i]) > est(out[j]) })
+	return out
+}
+
+func targetIDs(ts []Target) []string {
+	ids := make([]string, len(ts))
+	for i, t := range ts {
+		ids[i] = t.ID
+	}
+	return ids
+}
+
+// runBoot boots one VM for ts (one boot's passes) and returns a record per pass, writing each pass's payload
+// stdout to <id>.out (and with Keep the boot's whole console to each pass's <id>.console.log).
+func (o *Options) runBoot(ctx context.Context, ts []Target, p *prepared) []Record {
+	failAll := func(err error) []Record {
+		recs := make([]Record, len(ts))
+		for i, t := range ts {
+			recs[i] = o.record(t, p.accel, Infra, err.Error())
+		}
+		return recs
+	}
+	outs := make([]io.Writer, len(ts))
+	var logs []io.Writer
+	for i, t := range ts {
+		f, err := os.Create(filepath.Join(o.Results, t.ID+".out"))
 		if err != nil {
-			return o.record(t, p.accel, Infra, err.Error())
+			return failAll(err)
 		}
 		defer f.Close()
-		log = f
+		outs[i] = f
+		if o.Keep {
+			f, err := os.Create(filepath.Join(o.Results, t.ID+".console.log"))
+			if err != nil {
+				return failAll(err)
+			}
+			defer f.Close()
+			logs = append(logs, f)
+		}
 	}
-	return o.boot(ctx, t, p, p.accel, out, log)
+	var log io.Writer
+	if len(logs) > 0 {
+		log = io.MultiWriter(logs...)
+	}
+	return o.boot(ctx, ts, p, p.accel, outs, log)
 }
 
 func (o *Options) record(t Target, accel, result, msg string) Record {
@@ -601,86 +712,112 @@ func (o *Options) record(t Target, accel, result, msg string) Record {
 	}
 }
 
-// boot runs one VM and classifies its outcome.
-func (o *Options) boot(ctx context.Context, t Target, p *prepared, accel string, stdout, log io.Writer) Record {
-	nonce := newNonce()
-	cfg, err := json.Marshal(guest.Config{Nonce: nonce, Argv: o.Argv, Timeout: o.Timeout, Env: []string{
-		"VM_KERNEL_ID=" + t.ID,
-		"VM_ARCH=" + t.Arch,
-		"VM_EXPECTED_ABI=" + fmt.Sprint(t.ABI),
-		"VM_EXPECTED_LANDLOCK=" + t.Landlock,
-		"VM_CMDLINE_EXTRA=" + t.Cmdline,
-		"VM_ABI_CAP=" + abiCap(t.ABICap),
-		"VM_HOST_EMULATION=" + t.HostEmulation,
-		"VM_ACCEL=" + accel, // tcg or kvm: a race's win rate depends on it (conformance/race-rates.json)
-	}})
-	if err != nil {
-		return o.record(t, accel, Infra, err.Error())
+// boot runs one VM whose passes are ts (each pass's payload stdout to the stdouts of the same index) and
+// classifies each pass's outcome. A pass's Seconds is its share of the boot's wall time (Record.Seconds).
+func (o *Options) boot(ctx context.Context, ts []Target, p *prepared, accel string, stdouts []io.Writer, log io.Writer) []Record {
+	recs := make([]Record, len(ts))
+	failAll := func(err error) []Record {
+		for i, t := range ts {
+			recs[i] = o.record(t, accel, Infra, err.Error())
+		}
+		return recs
 	}
-	cfgArchive, err := initramfs.Bytes([]cpio.Record{initramfs.File(guest.ConfigPath, cfg, 0o644)})
-	if err != nil {
-		return o.record(t, accel, Infra, err.Error())
+	cfg := guest.Config{Argv: o.Argv, Timeout: o.Timeout}
+	parsers := make([]*console.Parser, len(ts))
+	sinks := make([]io.Writer, 0, len(ts)+1)
+	for i, t := range ts {
+		nonce := newNonce()
+		cfg.Passes = append(cfg.Passes, guest.Pass{Nonce: nonce, Env: []string{
+			"VM_KERNEL_ID=" + t.ID,
+			"VM_ARCH=" + t.Arch,
+			"VM_EXPECTED_ABI=" + fmt.Sprint(t.ABI),
+			"VM_EXPECTED_LANDLOCK=" + t.Landlock,
+			"VM_CMDLINE_EXTRA=" + t.Cmdline,
+			"VM_ABI_CAP=" + abiCap(t.ABICap),
+			"VM_HOST_EMULATION=" + t.HostEmulation,
+			"VM_ACCEL=" + accel, // tcg or kvm: a race's win rate depends on it (conformance/race-rates.json)
+		}})
+		parsers[i] = console.NewParser(nonce, stdouts[i])
+		sinks = append(sinks, parsers[i])
 	}
-	initrd, err := os.CreateTemp("", "vm-initrd-"+t.ID+"-*.img")
+	if log != nil {
+		sinks = append(sinks, log)
+	}
+	js, err := json.Marshal(cfg)
 	if err != nil {
-		return o.record(t, accel, Infra, err.Error())
+		return failAll(err)
+	}
+	cfgArchive, err := initramfs.Bytes([]cpio.Record{initramfs.File(guest.ConfigPath, js, 0o644)})
+	if err != nil {
+		return failAll(err)
+	}
+	initrd, err := os.CreateTemp("", "vm-initrd-"+ts[0].ID+"-*.img")
+	if err != nil {
+		return failAll(err)
 	}
 	defer os.Remove(initrd.Name())
 	for _, b := range [][]byte{p.base, p.tools, p.payload, cfgArchive} {
 		if _, err := initrd.Write(b); err != nil {
 			initrd.Close()
-			return o.record(t, accel, Infra, err.Error())
+			return failAll(err)
 		}
 	}
 	if err := initrd.Close(); err != nil {
-		return o.record(t, accel, Infra, err.Error())
+		return failAll(err)
 	}
 
-	parser := console.NewParser(nonce, stdout)
-	var sink io.Writer = parser
-	if log != nil {
-		sink = io.MultiWriter(parser, log)
-	}
 	start := time.Now()
-	spec := qemu.Spec{Arch: t.Arch, Accel: accel, Kernel: t.Image, Initrd: initrd.Name(), Extra: t.Cmdline, CPUs: o.CPUs}
-	bootErr := qemu.Boot(ctx, spec, qemu.Limits{Deadline: o.Timeout + o.Boot, Silence: o.Silence, Evidence: o.Evidence}, sink)
-	perr := parser.Close()
-	rec := o.record(t, accel, Infra, "")
-	rec.Seconds = time.Since(start).Seconds()
-	res, rerr := parser.Result()
-	switch {
-	case perr != nil:
-		rec.Error = "write payload stdout: " + perr.Error()
-	case rerr == nil:
-		rec.Release, rec.Landlock, rec.ABI, rec.Exit, rec.GuestSeconds = res.Release, res.Landlock, res.ABI, res.Exit, res.Seconds
-		rec.Result, rec.Error = classify(t, res)
-		if rec.Result != OK {
-			rec.ConsoleTail = parser.Tail() // the payload's stderr, which goes to the console, often says why
+	t0 := ts[0]
+	spec := qemu.Spec{Arch: t0.Arch, Accel: accel, Kernel: t0.Image, Initrd: initrd.Name(), Extra: t0.Cmdline, CPUs: o.CPUs}
+	// Each pass has the guest timeout of its own: the host's deadline is theirs summed, plus the boot's allowance.
+	limits := qemu.Limits{Deadline: time.Duration(len(ts))*o.Timeout + o.Boot, Silence: o.Silence, Evidence: o.Evidence}
+	bootErr := qemu.Boot(ctx, spec, limits, io.MultiWriter(sinks...))
+	wall := time.Since(start).Seconds()
+	var evidence []string
+	var hang *qemu.HangError
+	if errors.As(bootErr, &hang) && len(hang.Evidence) > 0 {
+		evidence = summarizeEvidence(hang.Evidence)
+		// The whole dump (every task's stack) goes next to the results; the records keep one line per task.
+		full := filepath.Join(o.Results, t0.ID+".evidence.log")
+		if err := os.WriteFile(full, []byte(strings.Join(hang.Evidence, "\n")+"\n"), 0o644); err == nil {
+			evidence = append(evidence, "full task dump: "+full)
 		}
-		return rec
-	case bootErr != nil:
-		var hang *qemu.HangError
-		if errors.As(bootErr, &hang) && len(hang.Evidence) > 0 {
-			rec.Evidence = summarizeEvidence(hang.Evidence)
-			// The whole dump (every task's stack) goes next to the result; the record keeps one line per task.
-			full := filepath.Join(o.Results, t.ID+".evidence.log")
-			if err := os.WriteFile(full, []byte(strings.Join(hang.Evidence, "\n")+"\n"), 0o644); err == nil {
-				rec.Evidence = append(rec.Evidence, "full task dump: "+full)
-			}
-		}
-		if hang != nil && hang.Kind == qemu.ErrSilent && parser.Began() {
-			rec.Error = fmt.Sprintf("watchdog: %v (payload started, then went silent)", bootErr)
-		} else {
-			rec.Error = bootErr.Error()
-		}
-		if pe := parser.Panic(); pe != nil {
-			rec.Error += "; " + pe.Error()
-		}
-	default:
-		rec.Error = "QEMU exited without a verified result: " + rerr.Error()
 	}
-	rec.ConsoleTail = parser.Tail()
-	return rec
+	var guestSum float64
+	for i, t := range ts {
+		rec := o.record(t, accel, Infra, "")
+		rec.Boot, rec.BootSeconds = t0.ID, wall
+		perr := parsers[i].Close()
+		res, rerr := parsers[i].Result()
+		switch {
+		case perr != nil:
+			rec.Error = "write payload stdout: " + perr.Error()
+		case rerr == nil:
+			rec.Release, rec.Landlock, rec.ABI, rec.Exit, rec.GuestSeconds = res.Release, res.Landlock, res.ABI, res.Exit, res.Seconds
+			rec.Seconds = res.Seconds
+			guestSum += res.Seconds
+			rec.Result, rec.Error = classify(t, res)
+		case bootErr != nil:
+			rec.Evidence = evidence
+			if hang != nil && hang.Kind == qemu.ErrSilent && parsers[i].Began() {
+				rec.Error = fmt.Sprintf("watchdog: %v (payload started, then went silent)", bootErr)
+			} else {
+				rec.Error = bootErr.Error()
+			}
+			if pe := parsers[i].Panic(); pe != nil {
+				rec.Error += "; " + pe.Error()
+			}
+		default:
+			rec.Error = "QEMU exited without a verified result: " + rerr.Error()
+		}
+		if rec.Result != OK {
+			rec.ConsoleTail = parsers[i].Tail() // the payload's stderr, which goes to the console, often says why
+		}
+		recs[i] = rec
+	}
+	// What no pass accounts for (the boot, unpacking, power-off, a pass with no result) is the first pass's.
+	recs[0].Seconds += max(0, wall-guestSum)
+	return recs
 }
 
 // classify turns a verified guest result into ok/fail/infra/skip with a one-line reason.

@@ -122,3 +122,39 @@ func TestSetupErrorsBeforeBoot(t *testing.T) {
 	}
 	assert.NoFileExists(t, ran, "no QEMU may start when an input is bad")
 }
+
+// TestBoots: entries of one kernel image and command line that differ in abi_cap or host_emulation share a boot
+// (in target order); another cmdline or arch boots apart; with cached times the longest boot starts first.
+func TestBoots(t *testing.T) {
+	k := func(id, arch, sha, cmdline string) Target {
+		return Target{Kernel: vm.Kernel{ID: id, Arch: arch, Cmdline: cmdline}, ImageSHA256: sha}
+	}
+	o := Options{Targets: []Target{
+		k("6.12-amd64", "amd64", "a", ""),
+		k("6.12-amd64-nouserns", "amd64", "a", "sysctl.user.max_user_namespaces=0"),
+		k("7.3-amd64", "amd64", "b", ""),
+		k("7.3-amd64-abi5", "amd64", "b", ""),
+		k("7.3-amd64-no-namespaces", "amd64", "b", ""),
+		k("7.3-arm64", "arm64", "c", ""),
+	}}
+	names := func(bs []boot) (out [][]string) {
+		for _, b := range bs {
+			var ids []string
+			for _, i := range b.targets {
+				ids = append(ids, o.Targets[i].ID)
+			}
+			out = append(out, append([]string{b.name + ":"}, ids...))
+		}
+		return out
+	}
+	assert.Equal(t, [][]string{
+		{"6.12-amd64:", "6.12-amd64"},
+		{"6.12-amd64-nouserns:", "6.12-amd64-nouserns"},
+		{"7.3-amd64:", "7.3-amd64", "7.3-amd64-abi5", "7.3-amd64-no-namespaces"},
+		{"7.3-arm64:", "7.3-arm64"},
+	}, names(o.boots(nil)), "no cached times: the targets' order")
+	// 7.3-amd64's passes: 100 + the mean of the known times (120, for abi5) + 10 = 230 s; 7.3-arm64 300 s.
+	got := names(o.boots(map[string]float64{"7.3-amd64": 100, "7.3-amd64-no-namespaces": 10, "7.3-arm64": 300, "6.12-amd64": 90, "6.12-amd64-nouserns": 100}))
+	assert.Equal(t, []string{"7.3-arm64:", "7.3-amd64:", "6.12-amd64-nouserns:", "6.12-amd64:"},
+		[]string{got[0][0], got[1][0], got[2][0], got[3][0]}, "longest expected first")
+}
