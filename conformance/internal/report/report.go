@@ -75,13 +75,19 @@ type Column struct {
 	Attempts    int    `json:"toctou_attempts"`
 	Confine     string `json:"confine"`
 	// ConfineSHA256 is the hex sha256 of the confine binary this run used (from its start event).
-	ConfineSHA256 string  `json:"confine_sha256,omitempty"`
-	LaunchMicros  int     `json:"launch_us,omitempty"`     // median wall time of one confine launch there
-	RunResult     string  `json:"run_result,omitempty"`    // the VM runner's result: ok, fail or infra
-	Seconds       float64 `json:"seconds"`                 // the VM, QEMU start to exit (both passes)
-	GuestSeconds  float64 `json:"guest_seconds,omitempty"` // the payload in the guest (both passes)
-	SuiteSeconds  float64 `json:"suite_seconds,omitempty"` // this pass, from its final event
-	Error         string  `json:"error,omitempty"`
+	ConfineSHA256 string `json:"confine_sha256,omitempty"`
+	LaunchMicros  int    `json:"launch_us,omitempty"`  // median wall time of one confine launch there
+	RunResult     string `json:"run_result,omitempty"` // the VM runner's result: ok, fail or infra
+	// Seconds is the kernel entry's share of its VM's wall time, QEMU start to exit (both passes): its payload's
+	// time, and for the first entry of a boot also the boot's own (vm/internal/runner's Record.Seconds).
+	Seconds      float64 `json:"seconds"`
+	GuestSeconds float64 `json:"guest_seconds,omitempty"` // the payload in the guest (both passes)
+	// Boot is the kernel entry whose VM this column's ran in, one after the other (a kernel's abi_cap and
+	// host_emulation entries share its boot); BootSeconds is that VM's wall time.
+	Boot         string  `json:"boot,omitempty"`
+	BootSeconds  float64 `json:"boot_seconds,omitempty"`
+	SuiteSeconds float64 `json:"suite_seconds,omitempty"` // this pass, from its final event
+	Error        string  `json:"error,omitempty"`
 	// Retries lists the VM runs that ended INFRA before this one and were retried (the VM runner retries once).
 	Retries []Retry `json:"retries,omitempty"`
 	// Evidence is what the watchdog collected before it killed QEMU (the guest's task states), INFRA only.
@@ -208,6 +214,8 @@ type vmRecord struct {
 	Result           string   `json:"result"`
 	Seconds          float64  `json:"seconds"`
 	GuestSeconds     float64  `json:"guest_seconds"`
+	Boot             string   `json:"boot"`
+	BootSeconds      float64  `json:"boot_seconds"`
 	Error            string   `json:"error"`
 	ConsoleTail      []string `json:"console_tail"`
 	Evidence         []string `json:"evidence"`
@@ -258,7 +266,7 @@ func Build(vmDir string, hostEvents []string, manifest string, exp *expect.File,
 				return nil, fmt.Errorf("%s.out: %w", strings.TrimSuffix(f, ".json"), err)
 			}
 			k := Column{ID: rec.Kernel, VMKernel: rec.Kernel, Release: rec.Release, Arch: rec.Arch, Accel: rec.Accel, VM: true,
-				RunResult: rec.Result, Seconds: rec.Seconds, GuestSeconds: rec.GuestSeconds, Error: rec.Error,
+				RunResult: rec.Result, Seconds: rec.Seconds, GuestSeconds: rec.GuestSeconds, Boot: rec.Boot, BootSeconds: rec.BootSeconds, Error: rec.Error,
 				Retries: rec.Retries, Evidence: rec.Evidence, CmdlineExtra: rec.CmdlineExtra, HostEmulation: rec.HostEmulation, Package: rec.Package,
 				Version: rec.Version, PinnedVersion: rec.PinnedVersion}
 			if len(rec.Retries) > 0 {

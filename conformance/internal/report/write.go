@@ -175,11 +175,15 @@ func (m *Matrix) caseRows() []string {
 }
 
 // timing is a column's ", suite S s, VM V s = boot B s + guest G s (G/B x boot)" text: the VM's numbers cover
-// both passes; boot is QEMU's time outside the payload (boot, unpacking the initramfs, power-off).
+// both passes; boot is QEMU's time outside the payload (boot, unpacking the initramfs, power-off). A column that
+// ran in another entry's VM (Column.Boot) says so, with its guest time.
 func (k Column) timing() string {
 	s := ""
 	if k.SuiteSeconds > 0 {
 		s = fmt.Sprintf(", suite %.1f s", k.SuiteSeconds)
+	}
+	if k.VM && k.Boot != "" && k.Boot != k.VMKernel && k.Pass != "nobody" {
+		return s + fmt.Sprintf(", in %s's VM: guest %.1f s", k.Boot, k.GuestSeconds)
 	}
 	if k.VM && k.Seconds > 0 && k.GuestSeconds > 0 && k.Pass != "nobody" {
 		boot := k.Seconds - k.GuestSeconds
@@ -193,13 +197,16 @@ func (k Column) timing() string {
 
 // TimeSplit says where the matrix's time went, summed over its columns: the VMs' time outside the payload
 // (boot, unpacking, power-off), and, in the suite's passes, the race cases' time and the other cases'. The passes
-// of one VM run concurrently, so their sum exceeds the guest's time; "" when no column has timings.
+// of one VM run concurrently, so their sum exceeds the guest's time; "" when no column has timings. A VM is a
+// boot: the kernel entries that shared one count once.
 func (m *Matrix) TimeSplit() string {
 	var vms int
 	var vmSecs, boot, races, cases float64
 	for _, k := range m.Kernels {
 		if k.VM && k.Pass != "nobody" && k.Seconds > 0 {
-			vms++
+			if k.Boot == "" || k.Boot == k.VMKernel {
+				vms++
+			}
 			vmSecs += k.Seconds
 			if k.GuestSeconds > 0 {
 				boot += k.Seconds - k.GuestSeconds
