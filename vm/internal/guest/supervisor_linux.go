@@ -77,6 +77,10 @@ func readConfig() (Config, error) {
 	if err != nil {
 		return c, fmt.Errorf("read run config: %w", err)
 	}
+	// Nothing a pass runs can then read the other passes' nonces and print a record in one's name.
+	if err := os.Remove(ConfigPath); err != nil {
+		return c, fmt.Errorf("remove run config: %w", err)
+	}
 	if err := json.Unmarshal(b, &c); err != nil {
 		return c, fmt.Errorf("parse %s: %w", ConfigPath, err)
 	}
