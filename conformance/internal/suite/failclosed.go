@@ -225,7 +225,7 @@ var failClosedCases = []Case{{
 		"under bwrap without the runner's --backend bwrap. The FIFO is judged by boundary/fifo-outside.",
 	Expect: []Expect{{"bwrap installed", "inside: every op succeeds; outside: EROFS (EXDEV across); report backend bwrap, mount-layer, handled []"},
 		{"bwrap not installed", "SKIP, with the reason"},
-		{"a host emulation (bwrap cannot make its namespaces or mounts)", "SKIP: confine refused, 125, backend-unavailable (fail-closed/bwrap-no-namespaces)"}},
+		{"a host emulation, or a user where user namespaces are off (bwrap cannot make its namespaces or mounts)", "SKIP: confine refused, 125, backend-unavailable (fail-closed/bwrap-no-namespaces)"}},
 	Needs: Needs{Tools: []string{"bwrap"}},
 	Setup: controlWriteOps,
 	Run: func(t *T) {
@@ -243,8 +243,8 @@ var failClosedCases = []Case{{
 		flags, ops := t.Flags("--backend", "bwrap"), append(inside, outside...)
 		r := t.Confine(flags, t.HelperArgv(ops...), Opts{})
 		if r.Report != nil && r.Report.Outcome == "refused" && r.Report.Reason == "backend-unavailable" {
-			// Under a host emulation (no user or mount namespace, or mounts denied in new ones) bwrap cannot build
-			// its sandbox: confine must then refuse, as fail-closed/bwrap-no-namespaces checks, and there is no
+			// Under a host emulation (no user or mount namespace, or mounts denied in new ones), or as a user where
+			// user namespaces are off, bwrap cannot build its sandbox: confine must then refuse, as fail-closed/bwrap-no-namespaces checks, and there is no
 			// boundary to test. expected.yaml reviews where this SKIP is right; anywhere else it is a deviation.
 			if checkRefused(t, "--backend bwrap", r, w+"/new.txt") {
 				t.Skipf("bwrap cannot build its sandbox here, and confine refused (125, backend-unavailable): %s", firstLine(r.Stderr))
