@@ -39,8 +39,9 @@ MATRIX_FLAGS ?=
 #> MUTANTS_MEASURE=N        make conformance-mutants first measures the race win rates with N attempts (MUTANTS_RECORD=1 records them)
 
 .PHONY: conformance-build conformance-test conformance-host payload matrix matrix-full matrix-report conformance-smoke conformance-mutants
-conformance-build: ## build the conformance runner for the host into out/confine-conformance
-	cd conformance && $(CONFORMANCE_GOBUILD) -o $(CONFORMANCE) ./cmd/confine-conformance
+conformance-build: ## build the conformance runner for the host into out/confine-conformance, and beside it the helper it runs under confine
+	cd conformance && $(CONFORMANCE_GOBUILD) -o $(CONFORMANCE) ./cmd/confine-conformance && \
+	  $(CONFORMANCE_GOBUILD) -o $(CONFORMANCE)-helper ./cmd/confine-conformance-helper
 
 conformance-test: ## conformance unit tests: catalogue drift (CASES.md), expectations, report, CI workflow
 	cd conformance && CGO_ENABLED=0 go test -count=1 ./...
@@ -54,12 +55,13 @@ conformance-host: confine conformance-build ## run every case on the host kernel
 # host-emulation columns (kernels.json host_emulation) run the shipped launcher under a seccomp filter the runner
 # installs on itself (VM_HOST_EMULATION; `confine-conformance --host-emulation NAME` on the host). The WSL2
 # launcher of record (confine-wsl2) runs the wsl-interop family against a simulated Windows interop.
-payload: build vm-build ## Bazel's linux and WSL2 launchers, the confine_abicap test launcher, confine-conformance (+ expected.yaml) for amd64 and arm64 into out/payload/<arch>/
+payload: build vm-build ## Bazel's linux and WSL2 launchers, the confine_abicap test launcher, confine-conformance and its helper (+ expected.yaml) for amd64 and arm64 into out/payload/<arch>/
 	for a in amd64 arm64; do \
 	  mkdir -p $(PAYLOAD)/$$a && cp -f dist/bin/linux_$$a/confine $(PAYLOAD)/$$a/confine && \
 	  cp -f dist/bin/wsl2_$$a/confine $(PAYLOAD)/$$a/confine-wsl2 && \
 	  (cd sandbox && GOARCH=$$a $(CONFORMANCE_GOBUILD) -tags confine_abicap -o $(PAYLOAD)/$$a/confine-abicap ./cmd/confine) && \
-	  (cd conformance && GOARCH=$$a $(CONFORMANCE_GOBUILD) -o $(PAYLOAD)/$$a/confine-conformance ./cmd/confine-conformance) && \
+	  (cd conformance && GOARCH=$$a $(CONFORMANCE_GOBUILD) -o $(PAYLOAD)/$$a/confine-conformance ./cmd/confine-conformance && \
+	    GOARCH=$$a $(CONFORMANCE_GOBUILD) -o $(PAYLOAD)/$$a/confine-conformance-helper ./cmd/confine-conformance-helper) && \
 	  cp conformance/expected.yaml $(RACE_RATES) vm/kernels.json $(PAYLOAD)/$$a/ || exit 1; \
 	done
 	scripts/payload-binfmt-modules.sh $(VM) $(PAYLOAD) $(PAYLOAD_KERNELS)

@@ -26,11 +26,14 @@ for p in conformance/mutants/*.patch; do
 done
 [ ${#patches[@]} -gt 0 ] || { echo "conformance-mutants: MUTANTS=\"$MUTANTS\" names no patch of conformance/mutants" >&2; exit 2; }
 
-# payload DIR CONFINE RUNNER ARCH: a VM payload holding CONFINE and RUNNER.
+# payload DIR CONFINE RUNNER ARCH: a VM payload holding CONFINE and RUNNER, and the helper RUNNER runs under
+# confine (built once per arch), as make payload has it: a race's win rate depends on the launch it races.
 payload() {
 	mkdir -p "$1/$4"
 	cp "$2" "$1/$4/confine"
 	cp "$3" "$1/$4/confine-conformance"
+	[ -x "$work/helper-$4" ] || (cd conformance && GOARCH=$4 CGO_ENABLED=0 go build -trimpath -o "$work/helper-$4" ./cmd/confine-conformance-helper)
+	cp "$work/helper-$4" "$1/$4/confine-conformance-helper"
 }
 
 # failing CONFINE RUNNER LOG [vm ID]: run the suite, print the IDs of the failing cases.

@@ -459,6 +459,12 @@ func configure(confine, scratchParent string, attempts int, destructive bool, ti
 	if self, err = filepath.EvalSymlinks(self); err != nil {
 		return nil, env, err
 	}
+	// The helper: confine-conformance-helper beside this binary (a start costs half of this one's under TCG),
+	// else this binary itself. The start event names it.
+	helperBin := filepath.Join(filepath.Dir(self), "confine-conformance-helper")
+	if _, err := os.Stat(helperBin); err != nil {
+		helperBin = self
+	}
 	out, err := exec.Command(confine, "version").Output()
 	if err != nil {
 		return nil, env, fmt.Errorf("%s version: %w (is it a confine binary?)", confine, err)
@@ -503,13 +509,13 @@ func configure(confine, scratchParent string, attempts int, destructive bool, ti
 	env = events.Env{
 		Kernel: unix.ByteSliceToString(uts.Release[:]), Arch: unix.ByteSliceToString(uts.Machine[:]),
 		Landlock: string(k.State), ABI: k.ABI, Errata: k.Errata, Root: os.Geteuid() == 0, Git: gitErr == nil,
-		VMKernelID: os.Getenv("VM_KERNEL_ID"), Confine: strings.TrimSpace(string(out)), Attempts: attempts,
+		VMKernelID: os.Getenv("VM_KERNEL_ID"), Confine: strings.TrimSpace(string(out)), Attempts: attempts, Helper: filepath.Base(helperBin),
 		ConfineSHA256: fmt.Sprintf("%x", sha256.Sum256(bin)), Backend: use, BackendFlag: forced, Bwrap: bwrapPath,
 	}
 	if abiCap > 0 {
 		env.ABICap, env.KernelABI = abiCap, kernelABI
 	}
-	cfg := &suite.Config{Confine: confine, Self: self, Landlock: k, InVM: env.VMKernelID != "", Destructive: destructive,
+	cfg := &suite.Config{Confine: confine, Self: self, Helper: helperBin, Landlock: k, InVM: env.VMKernelID != "", Destructive: destructive,
 		Attempts: attempts, Timeout: timeout, Backend: use, ForceBackend: forced}
 	if abiCap > 0 {
 		cfg.Env = []string{"CONFINE_TEST_ABI_CAP=" + strconv.Itoa(abiCap)}

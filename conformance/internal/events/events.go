@@ -74,6 +74,9 @@ type Env struct {
 	// matrix ran the binaries it ships (confine-release gate).
 	ConfineSHA256 string `json:"confine_sha256"`
 	Attempts      int    `json:"toctou_attempts"` // the --toctou-attempts setting
+	// Helper is the binary run under confine as the cases' helper: confine-conformance-helper, or
+	// confine-conformance itself where that is missing (a start twice as dear under TCG).
+	Helper string `json:"helper,omitempty"`
 	// LaunchMicros is the median wall time of `confine --worktree DIR -- true` here, in microseconds, over
 	// LaunchRuns launches: under emulation it is what the suite's time is mostly made of.
 	LaunchMicros int `json:"launch_us,omitempty"`

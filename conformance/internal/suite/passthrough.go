@@ -183,7 +183,7 @@ var passthroughCases = []Case{{
 	Setup: func(t *T) {
 		t.Mkdir(t.Base+"/bin0", t.Base+"/bin")
 		t.WriteFile(t.Base+"/bin0/conformance-cmd", "not executable\n", 0o644)
-		mustSymlink(t, t.Cfg().Self, t.Base+"/bin/conformance-cmd")
+		mustSymlink(t, t.Cfg().Helper, t.Base+"/bin/conformance-cmd")
 	},
 	Run: func(t *T) {
 		env := append(os.Environ(), "PATH="+t.Base+"/bin0:"+t.Base+"/bin:/usr/bin:/bin")

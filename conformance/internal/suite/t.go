@@ -27,8 +27,11 @@ import (
 
 // Config is what every case sees of the run.
 type Config struct {
-	Confine     string      // absolute path of the confine binary under test
-	Self        string      // absolute path of this binary, re-executed as the helper
+	Confine string // absolute path of the confine binary under test
+	Self    string // absolute path of this binary (confine-conformance)
+	// Helper is the absolute path of the binary run under confine as a case's helper (`HELPER helper OPS`):
+	// confine-conformance-helper, or Self where that is missing.
+	Helper      string
 	Scratch     string      // a directory outside /tmp (which confine always allows), symlink-free
 	Landlock    kabi.Status // the kernel's own Landlock answer
 	ExpectedABI *int        // VM_EXPECTED_ABI, when set
@@ -495,7 +498,7 @@ func pipeHolders(r *os.File) string {
 // HelperArgv is the argv that re-executes this binary as the helper performing ops.
 func (t *T) HelperArgv(ops ...helper.Op) []string {
 	b, _ := json.Marshal(ops)
-	return []string{t.cfg.Self, "helper", string(b)}
+	return []string{t.cfg.Helper, "helper", string(b)}
 }
 
 // Flags returns the default confine flags of a case: --worktree WT.
