@@ -409,6 +409,14 @@ func TestRacePower(t *testing.T) {
 	require.NoError(t, m.HTML(&html))
 	assert.Contains(t, html.String(), "attempts: 30, rate 0.21 of follow-symlinks")
 	assert.Contains(t, html.String(), "<h2>Race power</h2>")
+	// Two rated columns, each of 200 attempts at a rate of 1/850 (21 % alone): together 1 − (1 − 1/850)^400 = 37.5 %.
+	m2 := &Matrix{Results: []Result{
+		{KernelID: "a", Case: "toctou-symlink-swap/gitfile-swap", Attempts: 200, Rate: 1.0 / 850, Power: 0.21, Mutant: "gitfile-reread", RateFrom: "tcg"},
+		{KernelID: "b", Case: "toctou-symlink-swap/gitfile-swap", Attempts: 200, Rate: 1.0 / 850, Power: 0.21, Mutant: "gitfile-reread", RateFrom: "tcg"}}}
+	require.Len(t, m2.RacePower(), 1)
+	assert.Contains(t, m2.RacePower()[0], "power >= 21 % against gitfile-reread")
+	assert.Contains(t, m2.RacePower()[0], "its 2 rated columns together >= 37.5 %")
+	assert.NotContains(t, lines[0], "together", "one rated column: nothing to add up")
 	assert.Equal(t, "", m.TimeSplit(), "no timings: nothing to split")
 	m.Kernels = append(m.Kernels, Column{ID: "vm", VM: true, Pass: "root", Seconds: 100, GuestSeconds: 90})
 	m.Results = append(m.Results, Result{KernelID: "vm", Case: "boundary/write-inside", Attempts: 30, Seconds: 60},
