@@ -29,6 +29,14 @@ func (e *PanicError) Error() string { return "kernel panic: " + e.Reason }
 // TailLines is how many console lines Parser keeps for error reports.
 const TailLines = 50
 
+// OopsLines is how many console lines Parser keeps from the first kernel oops on (Oops): the oops's head (what
+// faulted, in which task) scrolls out of the tail behind the stack and register dumps of a panic.
+const OopsLines = 80
+
+// oopsStart marks the first line of a kernel oops or warning: "BUG: …", "Oops: …", "general protection fault…",
+// "WARNING: CPU: …" (kernel/panic.c, arch/x86/kernel/dumpstack.c).
+var oopsStart = regexp.MustCompile(`\] (BUG: |Oops: |general protection fault|WARNING: CPU: )`)
+
 // Parser consumes raw console bytes (an io.Writer fed from QEMU's serial output), sends the payload's stdout lines
 // to Stdout, and keeps the result and the last TailLines lines of console text. Lines may arrive split across
 // writes; markers may sit mid-line. It is not safe for concurrent use.
@@ -38,6 +46,7 @@ type Parser struct {
 	m        Markers
 	partial  []byte
 	tail     []string
+	oops     []string
 	hash     hash.Hash
 	lines    int
 	began    bool
@@ -96,6 +105,9 @@ func (p *Parser) line(raw []byte) error {
 	p.tail = append(p.tail, text)
 	if len(p.tail) > TailLines {
 		p.tail = p.tail[len(p.tail)-TailLines:]
+	}
+	if (len(p.oops) > 0 || oopsStart.MatchString(text)) && len(p.oops) < OopsLines {
+		p.oops = append(p.oops, text)
 	}
 	i := bytes.Index(raw, []byte(p.m.prefix))
 	if i < 0 {
@@ -162,6 +174,9 @@ func (p *Parser) Ended() bool { return p.ended }
 
 // Tail returns the last console lines (escape codes stripped), oldest first.
 func (p *Parser) Tail() []string { return append([]string(nil), p.tail...) }
+
+// Oops returns the console lines from the first kernel oops or warning on (at most OopsLines), or nil.
+func (p *Parser) Oops() []string { return append([]string(nil), p.oops...) }
 
 // Panic returns the kernel panic seen on the console, or nil.
 func (p *Parser) Panic() *PanicError { return p.panicked }

@@ -122,3 +122,19 @@ func TestParserTailBounded(t *testing.T) {
 	}
 	assert.Len(t, p.Tail(), TailLines)
 }
+
+// TestParserOops keeps a panic's head (the oops line and what follows, bounded), which a long stack pushes out of
+// the tail.
+func TestParserOops(t *testing.T) {
+	p := NewParser("n", nil)
+	_, _ = p.Write([]byte("[    4.51] booted\n[    4.51] Oops: general protection fault, probably for non-canonical address 0xdead: 0000 [#1] SMP\n[    4.51] CPU: 0 UID: 0 PID: 93 Comm: confine\n"))
+	for i := 0; i < 3*OopsLines; i++ {
+		_, _ = p.Write([]byte("[    4.52]  stack line\n"))
+	}
+	oops := p.Oops()
+	require.Len(t, oops, OopsLines)
+	assert.Contains(t, oops[0], "Oops: general protection fault")
+	assert.Contains(t, oops[1], "Comm: confine")
+	assert.NotContains(t, strings.Join(p.Tail(), "\n"), "Oops:", "the tail alone has lost it")
+	assert.Empty(t, NewParser("n", nil).Oops())
+}

@@ -812,6 +812,9 @@ func (o *Options) boot(ctx context.Context, ts []Target, p *prepared, accel stri
 		}
 		if rec.Result != OK {
 			rec.ConsoleTail = parsers[i].Tail() // the payload's stderr, which goes to the console, often says why
+			if oops := parsers[i].Oops(); len(oops) > 0 { // a panic's tail is its stack: the oops's head says what faulted
+				rec.Evidence = append(rec.Evidence, oops...)
+			}
 		}
 		recs[i] = rec
 	}
