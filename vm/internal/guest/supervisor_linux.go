@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -43,7 +44,11 @@ func Main() {
 	if unix.Uname(&uts) == nil {
 		release = unix.ByteSliceToString(uts.Release[:])
 	}
-	runPasses(cfg, console.Result{Exit: -1, Landlock: landlock, ABI: abi, Release: release}, setupErr, out, endStragglers)
+	setupMounts := mountTable()
+	runPasses(cfg, console.Result{Exit: -1, Landlock: landlock, ABI: abi, Release: release}, setupErr, out, func() {
+		endStragglers()
+		resetState(setupMounts, out)
+	})
 }
 
 // runPasses runs cfg's passes one after the other, each reported whole (BEGIN, its output, RESULT: base with the
@@ -77,7 +82,9 @@ func readConfig() (Config, error) {
 	if err != nil {
 		return c, fmt.Errorf("read run config: %w", err)
 	}
-	// Nothing a pass runs can then read the other passes' nonces and print a record in one's name.
+	// The file is readable by every uid: once it is gone, an unprivileged process of a pass cannot learn the
+	// other passes' nonces and print a record in one's name. Root in the guest still can, from PID 1's memory
+	// (/proc/1/mem), as it could always forge its own pass's: vm/README.md, "One boot per kernel".
 	if err := os.Remove(ConfigPath); err != nil {
 		return c, fmt.Errorf("remove run config: %w", err)
 	}
@@ -251,6 +258,53 @@ func endStragglers() {
 			return
 		case err == nil && pid == 0:
 			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// scratchDirs are emptied between passes (resetState): where the payload's cases make their trees.
+var scratchDirs = []string{"/tmp", "/var/tmp"}
+
+// mountTable returns the mounts of /proc/self/mountinfo, in mount order: each one's id (field 1) and mount point
+// (field 5).
+func mountTable() [][2]string {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	var out [][2]string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if f := strings.Fields(l); len(f) > 4 {
+			out = append(out, [2]string{f[0], f[4]})
+		}
+	}
+	return out
+}
+
+// resetState puts back, after a pass, what the guest had before the first: it detaches every mount made since
+// (by mount id, newest first, so one stacked on a kept mount point goes too) and empties the scratch directories,
+// so that a pass that ended mid-case leaves no read-only mount or planted tree for the next to find. What it
+// cannot undo it prints. What is global by design (a loaded module, the simulated WSL interop's binfmt_misc entry,
+// which registering again leaves as it is) stays.
+func resetState(keep [][2]string, out io.Writer) {
+	kept := map[string]bool{}
+	for _, m := range keep {
+		kept[m[0]] = true
+	}
+	now := mountTable()
+	for i := len(now) - 1; i >= 0; i-- {
+		if !kept[now[i][0]] {
+			if err := unix.Unmount(now[i][1], unix.MNT_DETACH); err != nil {
+				fmt.Fprintf(out, "vm-init: between passes: umount %s: %v\n", now[i][1], err)
+			}
+		}
+	}
+	for _, d := range scratchDirs {
+		entries, _ := os.ReadDir(d)
+		for _, e := range entries {
+			if err := os.RemoveAll(filepath.Join(d, e.Name())); err != nil {
+				fmt.Fprintf(out, "vm-init: between passes: %v\n", err)
+			}
 		}
 	}
 }

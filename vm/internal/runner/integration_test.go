@@ -151,17 +151,19 @@ func TestIntegrationWatchdog(t *testing.T) {
 
 // TestIntegrationPasses boots two entries of one kernel that differ only in host_emulation: they share one VM,
 // as two passes, each with its own environment, stdout and record; a process the first pass left running in a
-// session of its own is gone before the second starts.
+// session of its own, a read-only mount it made and a file it left in /tmp are gone before the second starts.
 func TestIntegrationPasses(t *testing.T) {
 	o, k := itSetup(t)
 	second := k
 	second.ID, second.HostEmulation = k.ID+"-emulated", "no-namespaces"
 	o.Targets = append(o.Targets, second)
-	o.Argv = []string{"/bin/sh", "-c", `echo "$VM_KERNEL_ID ${VM_HOST_EMULATION:-none} $(pidof sleep || echo no-sleep)"; setsid sleep 1000 </dev/null >/dev/null 2>&1 &`}
+	o.Argv = []string{"/bin/sh", "-c", `echo "$VM_KERNEL_ID ${VM_HOST_EMULATION:-none} $(pidof sleep || echo no-sleep) $(grep -c ' /var/tmp/ro ' /proc/self/mountinfo) $(ls /tmp)"
+		setsid sleep 1000 </dev/null >/dev/null 2>&1 &
+		mkdir -p /var/tmp/ro && mount -t tmpfs -o ro none /var/tmp/ro && touch /tmp/left-behind`}
 	recs, err := Run(context.Background(), o)
 	require.NoError(t, err)
 	require.Len(t, recs, 2)
-	for i, want := range []string{k.ID + " none no-sleep\n", second.ID + " no-namespaces no-sleep\n"} {
+	for i, want := range []string{k.ID + " none no-sleep 0 \n", second.ID + " no-namespaces no-sleep 0 \n"} {
 		r := recs[i]
 		require.Equal(t, OK, r.Result, "%s: %s\n%s", r.Kernel, r.Error, strings.Join(r.ConsoleTail, "\n"))
 		assert.Equal(t, k.ID, r.Boot, "one boot")
