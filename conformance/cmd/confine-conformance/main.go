@@ -424,10 +424,10 @@ func startPass(args []string, uid int, w *events.Writer, stderr io.Writer) (*pas
 // makeVarTmp creates /var/tmp (mode 1777) where it is missing, as in the VM guest.
 func makeVarTmp() error {
 	if _, err := os.Stat("/var/tmp"); os.IsNotExist(err) {
-		if err := os.MkdirAll("/var/tmp", 0o1777); err != nil {
+		if err := os.MkdirAll("/var/tmp", 0o755); err != nil {
 			return err
 		}
-		return os.Chmod("/var/tmp", 0o1777)
+		return os.Chmod("/var/tmp", os.ModeSticky|0o777) // os.FileMode(0o1777) would drop the sticky bit
 	}
 	return nil
 }

@@ -155,6 +155,14 @@ func setup(out io.Writer) error {
 			return fmt.Errorf("mount %s on %s: %w", m.fstype, m.target, err)
 		}
 	}
+	// /var/tmp as on any host: root's, world-writable and sticky (the conformance runner keeps its scratch trees
+	// there, outside /tmp, which confine always allows writing).
+	if err := os.MkdirAll("/var/tmp", 0o755); err != nil {
+		return err
+	}
+	if err := unix.Chmod("/var/tmp", 0o1777); err != nil {
+		return fmt.Errorf("chmod /var/tmp: %w", err)
+	}
 	if t, err := unix.IoctlGetTermios(1, unix.TCGETS); err == nil {
 		t.Oflag &^= unix.OPOST
 		if err := unix.IoctlSetTermios(1, unix.TCSETS, t); err != nil {
