@@ -811,10 +811,10 @@ func (o *Options) boot(ctx context.Context, ts []Target, p *prepared, accel stri
 			rec.Error = "QEMU exited without a verified result: " + rerr.Error()
 		}
 		if rec.Result != OK {
-			rec.ConsoleTail = parsers[i].Tail() // the payload's stderr, which goes to the console, often says why
-			if oops := parsers[i].Oops(); len(oops) > 0 { // a panic's tail is its stack: the oops's head says what faulted
-				rec.Evidence = append(rec.Evidence, oops...)
-			}
+			// The payload's stderr, which goes to the console, often says why; a panic's tail is its stack, and the
+			// oops's head says what faulted.
+			rec.ConsoleTail = parsers[i].Tail()
+			rec.Evidence = append(rec.Evidence, parsers[i].Oops()...)
 		}
 		recs[i] = rec
 	}
