@@ -694,7 +694,8 @@ func credCases() []Case {
 			"uid to 65534 and fchmods it 0666; then the command fchmods it 0640 itself. Unconfined (the control, " +
 			"on a file outside) the child gets EPERM and the command succeeds; under confine it must be the same, " +
 			"and the mode must end 0640. Root only.",
-		Expect: []Expect{{"ABI ≥ 1, root", "the dropped child's fchmod fails with EPERM; the command's own then succeeds (mode 0640), as unconfined"}},
+		Expect: []Expect{{"ABI ≥ 1, root", "the dropped child's fchmod fails with EPERM; the command's own then succeeds (mode 0640), as unconfined"},
+			{"ABI ≥ 1, root, seccomp-deny (a listener held above confine)", "both fchmods fail with EPERM, as every metadata call there (the documented limitation); the mode stays 0644"}},
 		Setup: func(t *T) {
 			t.WriteFile(t.WT+"/rootfile", "root's\n", 0o644)
 			t.WriteFile(t.Base+"/control-rootfile", "root's\n", 0o644)
@@ -728,6 +729,14 @@ func metadataDroppedAttack(t *T, m scMode) {
 	switch {
 	case got.Data == "no-setuid":
 		t.Skipf("%s: the command cannot change its uid here, so there is no route", r.rep.Metadata)
+	case r.rep.Metadata == "seccomp-deny":
+		// No supervisor: seccomp denies every metadata call, root's own included (README, limitations).
+		if got.Data != "child:EPERM" || got.OK || got.Errno != "EPERM" || mode != 0o644 {
+			t.Errorf("seccomp-deny: the dropped child got %s, the root command ok=%v %s, and the mode is %#o; want child:EPERM, then EPERM (every metadata call is denied there), 0644",
+				got.Data, got.OK, got.Errno, mode)
+		} else {
+			t.Logf("seccomp-deny: EPERM for the dropped child and for the command, and the mode unchanged: no supervisor acts for anyone")
+		}
 	case got.Data != "child:EPERM" || !got.OK || mode != 0o640:
 		t.Errorf("%s: a child dropped to uid 65534 got %s on fchmod 0666 of root's file in the worktree, the root command then ok=%v %s on fchmod 0640, and the mode is %#o; unconfined: child:EPERM, then ok, 0640",
 			r.rep.Metadata, got.Data, got.OK, got.Errno, mode)
