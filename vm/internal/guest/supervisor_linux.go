@@ -52,8 +52,8 @@ func Main() {
 }
 
 // runPasses runs cfg's passes one after the other, each reported whole (BEGIN, its output, RESULT: base with the
-// pass's outcome) before the next starts, with between called after each that ran; END follows the last, for every pass,
-// as the guest goes to power off. With setupErr set no pass runs, and each reports that error.
+// pass's outcome) before the next starts, with between called after each that ran; END follows the last, for
+// every pass, as the guest goes to power off. With setupErr set no pass runs, and each reports that error.
 func runPasses(cfg Config, base console.Result, setupErr error, out io.Writer, between func()) {
 	for _, p := range cfg.Passes {
 		m := console.NewMarkers(p.Nonce)
