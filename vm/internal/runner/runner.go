@@ -276,6 +276,7 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 					}
 				}
 				mu.Lock()
+				delete(running, b.name)
 				for j, r := range recs {
 					if err := o.write(r); err != nil && r.Result == OK {
 						r.Result, r.Error = Infra, "write results: "+err.Error()
@@ -288,7 +289,6 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 					}
 					o.progress("%-6s %-22s %s %s %5.1fs  [%s]%s", r.Result, r.Kernel, r.Arch, r.Accel, r.Seconds, status(), errSuffix(r))
 				}
-				delete(running, b.name)
 				mu.Unlock()
 			}
 		}()
