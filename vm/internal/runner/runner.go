@@ -162,12 +162,10 @@ func Run(ctx context.Context, o Options) ([]Record, error) {
 		expect = map[string]float64{}
 	}
 	boots := o.boots(expect)
-	bootExpect := map[string]float64{} // a boot's expected seconds: its passes' cached times summed
+	bootExpect := map[string]float64{} // a boot's expected seconds, where one of its passes has a cached time
 	for _, b := range boots {
-		for _, i := range b.targets {
-			if s, ok := expect[o.Targets[i].ID]; ok {
-				bootExpect[b.name] += s
-			}
+		if b.cached > 0 {
+			bootExpect[b.name] = b.expect
 		}
 	}
 	// status is the live progress line: kernel entries done, boots running (and for how long), and the time left:
@@ -613,7 +611,9 @@ func probeKey(arch string, _ Target) string {
 // entry's id.
 type boot struct {
 	name    string
-	targets []int // indices into Options.Targets
+	targets []int   // indices into Options.Targets
+	cached  int     // how many of targets have a time from the last run
+	expect  float64 // those times summed, in seconds
 }
 
 // bootKey is what a VM depends on: the arch, the kernel image and its command line. Entries that differ only in
@@ -637,25 +637,19 @@ func (o *Options) boots(expect map[string]float64) []boot {
 	}
 	var sum float64
 	var n int
-	for _, t := range o.Targets {
-		if s, ok := expect[t.ID]; ok {
-			sum, n = sum+s, n+1
+	for j, b := range out {
+		for _, i := range b.targets {
+			if s, ok := expect[o.Targets[i].ID]; ok {
+				out[j].cached, out[j].expect = out[j].cached+1, out[j].expect+s
+				sum, n = sum+s, n+1
+			}
 		}
 	}
 	if n == 0 {
 		return out
 	}
-	est := func(b boot) float64 {
-		var e float64
-		for _, i := range b.targets {
-			if s, ok := expect[o.Targets[i].ID]; ok {
-				e += s
-			} else {
-				e += sum / float64(n)
-			}
-		}
-		return e
-	}
+	mean := sum / float64(n) // for an entry with no time of its own
+	est := func(b boot) float64 { return b.expect + float64(len(b.targets)-b.cached)*mean }
 	sort.SliceStable(out, func(i, j int) bool { return est(out[i]) > est(out[j]) })
 	return out
 }
@@ -671,13 +665,7 @@ func targetIDs(ts []Target) []string {
 // runBoot boots one VM for ts (one boot's passes) and returns a record per pass, writing each pass's payload
 // stdout to <id>.out (and with Keep the boot's whole console to each pass's <id>.console.log).
 func (o *Options) runBoot(ctx context.Context, ts []Target, p *prepared) []Record {
-	failAll := func(err error) []Record {
-		recs := make([]Record, len(ts))
-		for i, t := range ts {
-			recs[i] = o.record(t, p.accel, Infra, err.Error())
-		}
-		return recs
-	}
+	failAll := func(err error) []Record { return o.infraAll(ts, p.accel, err) }
 	outs := make([]io.Writer, len(ts))
 	var logs []io.Writer
 	for i, t := range ts {
@@ -703,6 +691,15 @@ func (o *Options) runBoot(ctx context.Context, ts []Target, p *prepared) []Recor
 	return o.boot(ctx, ts, p, p.accel, outs, log)
 }
 
+// infraAll is an INFRA record for each of ts, saying err: the boot they share could not be made or run.
+func (o *Options) infraAll(ts []Target, accel string, err error) []Record {
+	recs := make([]Record, len(ts))
+	for i, t := range ts {
+		recs[i] = o.record(t, accel, Infra, err.Error())
+	}
+	return recs
+}
+
 func (o *Options) record(t Target, accel, result, msg string) Record {
 	return Record{
 		Schema: "confine.vm.result/v1", Kernel: t.ID, Package: t.Package, Version: t.Version, Image: t.Image,
@@ -716,12 +713,7 @@ func (o *Options) record(t Target, accel, result, msg string) Record {
 // classifies each pass's outcome. A pass's Seconds is its share of the boot's wall time (Record.Seconds).
 func (o *Options) boot(ctx context.Context, ts []Target, p *prepared, accel string, stdouts []io.Writer, log io.Writer) []Record {
 	recs := make([]Record, len(ts))
-	failAll := func(err error) []Record {
-		for i, t := range ts {
-			recs[i] = o.record(t, accel, Infra, err.Error())
-		}
-		return recs
-	}
+	failAll := func(err error) []Record { return o.infraAll(ts, accel, err) }
 	cfg := guest.Config{Argv: o.Argv, Timeout: o.Timeout}
 	parsers := make([]*console.Parser, len(ts))
 	sinks := make([]io.Writer, 0, len(ts)+1)
