@@ -2,6 +2,7 @@ package launch
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -299,5 +300,53 @@ func TestTerminalWarning(t *testing.T) {
 				t.Errorf("terminal warning: %v, want %v", got, c.want)
 			}
 		})
+	}
+}
+
+// decisionSteps are the ABIs at which the decision changes for some host shape and config. The kernel matrix's
+// planner (conformance/internal/plan, ABISteps) runs a case once per step rather than once per ABI, so the two
+// lists must be the same: a change here means a column the matrix no longer tells apart.
+var decisionSteps = []int{1, 2, 3, 5, 6, 9}
+
+// TestDecisionSteps finds the ABIs at which the decision changes: what is handled and scoped, the strategies,
+// and each strategy's metadata, seccomp policy, PID namespace, channel statuses, the number of warnings and the
+// refusals. The messages are left out: they name the ABI itself.
+func TestDecisionSteps(t *testing.T) {
+	fingerprint := func(n int) string {
+		var b strings.Builder
+		for _, euid := range []int{0, user} {
+			for _, layer := range []error{nil, mountsDenied} {
+				for _, listener := range []error{nil, listenerHeld} {
+					for _, strict := range []bool{false, true} {
+						for _, tty := range []bool{false, true} {
+							cfg := Config{Mode: WorkspaceWrite, Backend: Auto, ReportFD: 3, Strict: strict, TTY: tty}
+							d := Decide(cfg, HostShape{EUID: euid, Landlock: abi(n), Layer: layer, Listener: listener})
+							fmt.Fprintf(&b, "%s %v %v %v %v|", d.Backend, d.Handled, d.Scoped, d.Order, d.Refusal != nil)
+							for _, k := range d.Order {
+								g := d.Guard(k)
+								var chans []string
+								for name, c := range g.Channels {
+									chans = append(chans, name+"="+string(c.Status))
+								}
+								slices.Sort(chans)
+								fmt.Fprintf(&b, "%s %+v %v %v %d %v %v|", g.Metadata, g.Policy, g.PIDNS, chans,
+									len(g.Warnings), g.Instead != "", g.StrictRefusal != nil)
+							}
+						}
+					}
+				}
+			}
+		}
+		return b.String()
+	}
+	steps, last := []int{1}, fingerprint(1)
+	for n := 2; n <= landlock.HighestKnownABI+1; n++ {
+		if fp := fingerprint(n); fp != last {
+			steps, last = append(steps, n), fp
+		}
+	}
+	if !slices.Equal(steps, decisionSteps) {
+		t.Fatalf("the decision changes at ABIs %v, not %v: update decisionSteps and conformance/internal/plan's "+
+			"ABISteps together", steps, decisionSteps)
 	}
 }
