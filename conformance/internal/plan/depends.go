@@ -17,6 +17,20 @@ var depends = map[string][]Dim{
 	"passthrough/not-found-127":      {Backend, User, HostEmu, Cmdline},
 	"passthrough/not-executable-126": {Backend, User, HostEmu, Cmdline},
 	"passthrough/path-lookup":        {Backend, User, HostEmu, Cmdline},
+	// What a confined command may do: the launcher's decision (Launch). abi-negotiation is not declared: it
+	// checks the ABI each kernel reports, so it runs in every column.
+	"boundary/*":            Launch,
+	"toctou-symlink-swap/*": Launch,
+	"dev-null/*":            Launch,
+	"fail-closed/*":         Launch,
+	"git-worktree/*":        Launch,
+	"passthrough/*":         Launch,
+	"side-channels/*":       Launch,
+	"workflow/*":            Launch,
+	"toolchains/*":          Launch,
+	"wsl-interop/*":         Launch,
+	"deputy/*":              Launch,
+	"workloads/*":           Launch,
 }
 
 // Depends returns what case id depends on: its own entry, its family's, or every dimension.

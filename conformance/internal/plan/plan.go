@@ -23,6 +23,7 @@ type Dim string
 const (
 	Arch    Dim = "arch"           // amd64, arm64
 	ABI     Dim = "abi"            // the ABI confine acts as (a cap, or the kernel's own), and the Landlock state
+	ABIStep Dim = "abi-step"       // the Landlock state and the ABI step (ABISteps) the ABI confine acts as is at
 	Backend Dim = "backend"        // landlock, bwrap (no Landlock): the launcher's whole path
 	User    Dim = "user"           // root, nobody
 	HostEmu Dim = "host-emulation" // the host emulation the column runs under (none, no-namespaces, …)
@@ -31,7 +32,33 @@ const (
 )
 
 // All is every dimension: what an undeclared case depends on.
-var All = []Dim{Arch, ABI, Backend, User, HostEmu, Cmdline, Kernel}
+var All = []Dim{Arch, ABIStep, ABI, Backend, User, HostEmu, Cmdline, Kernel}
+
+// Launch is what a confined command's outcome depends on where it depends only on what confine decides and on
+// who asks. The launcher's decision is the same for every ABI of one step (ABISteps); the kernel features its code
+// tests for beyond the ABI (SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV, 5.19; pidfd_getfd of a thread, 6.9) are on
+// the same side in every column of one step of vm/kernels.json. A case whose outcome also turns on the kernel
+// itself (a system call new in some release, the ABI number a report gives) must not be declared with it.
+var Launch = []Dim{ABIStep, Backend, User, HostEmu, Cmdline}
+
+// ABISteps are the Landlock ABIs at which the launcher's decision changes: 1, Landlock at all; 2, REFER (5.19);
+// 3, TRUNCATE (6.2); 5, IOCTL_DEV (6.10); 6, the signal and abstract-unix scopes (6.12), which also end the
+// PID-namespace child and the supervised signals; 9, RESOLVE_UNIX (7.1). ABIs 4, 7, 8, 10 and 11 add network,
+// logging, thread-sync and UDP features that confine does not use (include/uapi/linux/landlock.h). The launcher
+// checks the same list against its own decision (sandbox/launch, TestDecisionSteps): a new step there fails that
+// test until it is added here.
+var ABISteps = []int{1, 2, 3, 5, 6, 9}
+
+// Step returns the highest of ABISteps at or below abi, or 0 where abi < 1 (no Landlock).
+func Step(abi int) int {
+	step := 0
+	for _, s := range ABISteps {
+		if s <= abi {
+			step = s
+		}
+	}
+	return step
+}
 
 // Column is one column of the matrix: a kernel entry of vm/kernels.json and the user a pass runs as.
 type Column struct {
@@ -52,6 +79,8 @@ func (c Column) value(d Dim) string {
 		return c.Arch
 	case ABI:
 		return fmt.Sprintf("%s %d", c.Landlock, c.ABI)
+	case ABIStep:
+		return fmt.Sprintf("%s step %d", c.Landlock, Step(c.ABI))
 	case Backend:
 		return c.Backend
 	case User:

@@ -46,6 +46,27 @@ func TestMake(t *testing.T) {
 	assert.True(t, strings.HasPrefix(p.Summary()[0], "a/nothing"))
 }
 
+// A case declared with the ABI's step runs once per step: ABIs 6 to 8 are one step, 10 and 11 another, and the
+// Landlock state still tells a kernel without Landlock from one where it is disabled.
+func TestABIStep(t *testing.T) {
+	for abi, want := range map[int]int{0: 0, 1: 1, 2: 2, 3: 3, 4: 3, 5: 5, 6: 6, 7: 6, 8: 6, 9: 9, 11: 9, 12: 9} {
+		assert.Equal(t, want, Step(abi), "ABI %d", abi)
+	}
+	cs := []Column{
+		{ID: "5.10-amd64", Kernel: "5.10-amd64", Arch: "amd64", Landlock: "absent", Backend: "bwrap", User: "root"},
+		{ID: "6.12-amd64-disabled", Kernel: "6.12-amd64-disabled", Arch: "amd64", Landlock: "disabled", Backend: "bwrap", User: "root"},
+		{ID: "6.12-amd64", Kernel: "6.12-amd64", Arch: "amd64", Landlock: "available", ABI: 6, Backend: "landlock", User: "root"},
+		{ID: "7.0-amd64", Kernel: "7.0-amd64", Arch: "amd64", Landlock: "available", ABI: 8, Backend: "landlock", User: "root"},
+		{ID: "7.2-amd64", Kernel: "7.2-amd64", Arch: "amd64", Landlock: "available", ABI: 10, Backend: "landlock", User: "root"},
+		{ID: "7.3-amd64", Kernel: "7.3-amd64", Arch: "amd64", Landlock: "available", ABI: 11, Backend: "landlock", User: "root"},
+		{ID: "7.3-amd64-abi5", Kernel: "7.3-amd64-abi5", Arch: "amd64", Landlock: "available", ABI: 5, Backend: "landlock", User: "root"},
+	}
+	p := Make([]string{"a/launch"}, cs, func(string) []Dim { return Launch })
+	assert.Equal(t, []string{"5.10-amd64", "6.12-amd64-disabled", "6.12-amd64", "7.2-amd64", "7.3-amd64-abi5"}, p.Runs["a/launch"])
+	assert.Equal(t, "ran in 6.12-amd64: the same arch, abi-step, backend, user, host-emulation, cmdline", p.Elsewhere["a/launch"]["7.0-amd64"])
+	assert.Equal(t, "ran in 7.2-amd64: the same arch, abi-step, backend, user, host-emulation, cmdline", p.Elsewhere["a/launch"]["7.3-amd64"])
+}
+
 func TestColumnsFromManifest(t *testing.T) {
 	cs, err := Columns("../../../vm/kernels.json")
 	require.NoError(t, err)
@@ -62,7 +83,8 @@ func TestColumnsFromManifest(t *testing.T) {
 }
 
 func TestDepends(t *testing.T) {
-	assert.Equal(t, All, Depends("boundary/never-declared"))
+	assert.Equal(t, All, Depends("abi-negotiation/never-declared"))
+	assert.Equal(t, Launch, Depends("boundary/never-declared"), "a family's entry")
 	assert.Empty(t, Depends("fail-closed/usage"))
 }
 
