@@ -131,8 +131,11 @@ type Summary struct {
 type Matrix struct {
 	Schema string `json:"schema"`
 	// ExpectedSHA256 is the hex sha256 of the expectations file the cells were gated on (Main sets it).
-	ExpectedSHA256 string  `json:"expected_sha256,omitempty"`
-	Summary        Summary `json:"summary"`
+	ExpectedSHA256 string `json:"expected_sha256,omitempty"`
+	// VerdictLine is Verdict() as WriteAll found it: "OK", "SUBSET PASSED, NOT THE GATE: …" or "NOT OK", for a
+	// reader of the JSON alone.
+	VerdictLine string  `json:"verdict"`
+	Summary     Summary `json:"summary"`
 	// Coverage says which kernel entries of the manifest have results here (VM reports built with a manifest).
 	Coverage *Coverage `json:"coverage,omitempty"`
 	// Kernels are the matrix's columns (one per VM pass or host run); the name is kept for the readers of v1.

@@ -94,6 +94,7 @@ func (m *Matrix) WriteAll(dir string) ([]string, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "conformance"), 0o755); err != nil {
 		return nil, err
 	}
+	m.VerdictLine = m.Verdict()
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return nil, err
