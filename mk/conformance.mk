@@ -36,6 +36,8 @@ MATRIX_FLAGS ?=
 #> MATRIX_CASE_TIMEOUT=3m   a case that goes this long without a command finishing is killed and FAILs
 #> RACE_POWER=0.999         each race case's probability of catching its planted bug, per column (conformance/race-rates.json)
 #> MATRIX_TOCTOU_ATTEMPTS=200  attempts of a race case without a measured win rate; MATRIX_RACE_MAX (default the same) caps the others
+#> RELEASE_RACE_POWER=0.999999  make matrix-full's race power per column, at most RELEASE_RACE_MAX (2000) attempts
+#> SMOKE_KERNELS=5.10-amd64,7.3-amd64  the kernel entries make test's smoke run boots (conformance-smoke)
 #> MUTANTS_MEASURE=N        make conformance-mutants first measures the race win rates with N attempts (MUTANTS_RECORD=1 records them)
 
 .PHONY: conformance-build conformance-test conformance-host payload matrix matrix-full matrix-report conformance-smoke conformance-mutants
