@@ -225,11 +225,20 @@ func (m *Matrix) TimeSplit() string {
 	if vmSecs == 0 && races+cases == 0 {
 		return ""
 	}
-	s := fmt.Sprintf("cases %.0f s, races %.0f s (summed over %d columns)", cases, races, len(m.Kernels))
+	s := fmt.Sprintf("cases %.0f s, races %.0f s (summed over %s)", cases, races, count(len(m.Kernels), "column"))
 	if vms > 0 {
-		s = fmt.Sprintf("%d VMs: %.0f s of VM time, boots %.0f s of it; ", vms, vmSecs, boot) + s
+		s = fmt.Sprintf("%s: %.0f s of VM time, boots %.0f s of it; ", count(vms, "VM"), vmSecs, boot) + s +
+			"; in a VM the root and the unprivileged pass run at once, so the columns' sum can exceed the VM time"
 	}
 	return s
+}
+
+// count is "1 VM", "2 VMs".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // RacePower returns, per race case (a case that reported attempts), one line: its attempts per column, and its
