@@ -17,6 +17,9 @@ var depends = map[string][]Dim{
 	"passthrough/not-found-127":      {Backend, User, HostEmu, Cmdline},
 	"passthrough/not-executable-126": {Backend, User, HostEmu, Cmdline},
 	"passthrough/path-lookup":        {Backend, User, HostEmu, Cmdline},
+	// file_setattr is new in 6.17, within ABI step 6 (6.12 to 7.0): the route exists only in some of its kernels.
+	"side-channels/metadata-file-setattr":          All,
+	"side-channels/metadata-file-setattr-fallback": All,
 	// What a confined command may do: the launcher's decision (Launch). abi-negotiation is not declared: it
 	// checks the ABI each kernel reports, so it runs in every column.
 	"boundary/*":            Launch,
