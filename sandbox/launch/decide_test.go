@@ -310,7 +310,9 @@ var decisionSteps = []int{1, 2, 3, 5, 6, 9}
 
 // TestDecisionSteps finds the ABIs at which the decision changes: what is handled and scoped, the strategies,
 // and each strategy's metadata, seccomp policy, PID namespace, channel statuses, the number of warnings and the
-// refusals. The messages are left out: they name the ABI itself.
+// refusals. The messages are left out: they name the ABI itself. Outside Decide and Guard the launch reads the ABI
+// through Decision.Handled (its rules, --allow-socket) and in messages only, so a new use of the ABI number there
+// must come with a step here too.
 func TestDecisionSteps(t *testing.T) {
 	fingerprint := func(n int) string {
 		var b strings.Builder

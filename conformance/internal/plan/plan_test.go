@@ -82,6 +82,24 @@ func TestColumnsFromManifest(t *testing.T) {
 	assert.Equal(t, "no-namespaces", byID["6.1-amd64-no-namespaces"].HostEmu)
 }
 
+// The payload has loop.ko and binfmt_misc.ko for the linux-image kernels only (5.10 to 6.18; expected.yaml skips
+// device-node and wsl-interop on 6.19 and 7.x): ABI step 6 must keep running them in 6.12, its first column, not in
+// a later kernel of the step where they skip.
+func TestStepSixRunsWhereModulesAre(t *testing.T) {
+	cs, err := Columns("../../../vm/kernels.json")
+	require.NoError(t, err)
+	var ids []string
+	for _, c := range suite.All() {
+		ids = append(ids, c.ID)
+	}
+	p := Make(ids, cs, Depends)
+	for _, id := range []string{"deputy/device-node", "wsl-interop/exe-escape", "wsl-interop/no-layer-refused"} {
+		for _, col := range []string{"6.12-amd64", "6.12-amd64@nobody", "6.12-arm64"} {
+			assert.Contains(t, p.Runs[id], col, "%s must run in %s", id, col)
+		}
+	}
+}
+
 func TestDepends(t *testing.T) {
 	assert.Equal(t, All, Depends("abi-negotiation/never-declared"))
 	assert.Equal(t, Launch, Depends("boundary/never-declared"), "a family's entry")
