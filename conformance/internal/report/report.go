@@ -125,6 +125,8 @@ type Summary struct {
 	Deviations   int `json:"deviations"`
 	Retried      int `json:"retried"`             // VM runs retried after an INFRA (whatever the retry gave)
 	Elsewhere    int `json:"elsewhere,omitempty"` // cells whose case the plan ran in another column
+	// ElsewhereSkip counts the Elsewhere cells whose standing column SKIPped the case.
+	ElsewhereSkip int `json:"elsewhere_skip,omitempty"`
 }
 
 // Matrix is matrix.json.
@@ -561,16 +563,21 @@ func (m *Matrix) addRun(k Column, evs []events.Event, exp *expect.File, caseIDs 
 
 // checkElsewhere turns each ELSEWHERE cell whose standing column has no verdict of its own for the case (the
 // column did not run, ended INFRA, or planned it elsewhere too) into a FAIL: a planned-away case must have run.
+// Where the standing column SKIPped the case, the cell says so and why, and Summary.ElsewhereSkip counts it: the
+// case was exercised in none of the columns it stands for.
 func (m *Matrix) checkElsewhere() {
-	verdict := map[[2]string]string{}
+	verdict, reason := map[[2]string]string{}, map[[2]string]string{}
 	for _, r := range m.Results {
-		verdict[[2]string{r.Case, r.KernelID}] = r.Outcome
+		verdict[[2]string{r.Case, r.KernelID}], reason[[2]string{r.Case, r.KernelID}] = r.Outcome, r.Reason
 	}
 	for i, r := range m.Results {
 		if r.Outcome != Elsewhere {
 			continue
 		}
 		switch got := verdict[[2]string{r.Case, r.RanIn}]; got {
+		case expect.Skip:
+			m.Summary.ElsewhereSkip++
+			m.Results[i].Reason = fmt.Sprintf("%s; it SKIPped there: %s", r.Reason, reason[[2]string{r.Case, r.RanIn}])
 		case "", Elsewhere, Infra:
 			why := "which is not in this report"
 			if got != "" {

@@ -445,8 +445,7 @@ func TestElsewhere(t *testing.T) {
 	w.Emit(events.Event{Action: events.Start, Env: &events.Env{Kernel: "r", Arch: "aarch64", Landlock: "available", ABI: 11, Git: true, VMKernelID: "7.3-arm64", Root: true}})
 	w.Emit(events.Event{Action: events.Skip, Test: "boundary/write-inside", Reason: "planned elsewhere", Elsewhere: "ran in 6.1-amd64: the same arch"})
 	w.Emit(events.Event{Action: events.Skip, Test: "git-worktree/linked-ops", Reason: "planned elsewhere", Elsewhere: "ran in 5.10-amd64: the same arch"})
-	w.Emit(events.Event{Action: events.Run, Test: "fail-closed/no-landlock-sentinel"})
-	w.Emit(events.Event{Action: events.Skip, Test: "fail-closed/no-landlock-sentinel", Reason: "requires no Landlock"})
+	w.Emit(events.Event{Action: events.Skip, Test: "fail-closed/no-landlock-sentinel", Reason: "planned elsewhere", Elsewhere: "ran in 6.1-amd64: the same arch"})
 	w.Emit(events.Event{Action: events.Pass, Elapsed: 1, Summary: &events.Summary{}})
 	rec := `{"schema":"confine.vm.result/v1","kernel":"7.3-arm64","arch":"arm64","accel":"tcg","result":"ok","seconds":1}`
 	require.NoError(t, os.WriteFile(filepath.Join(vmDir, "7.3-arm64.json"), []byte(rec), 0o644))
@@ -463,9 +462,16 @@ func TestElsewhere(t *testing.T) {
 	c = cell(m, "7.3-arm64", "git-worktree/linked-ops")
 	assert.Equal(t, expect.Fail, c.Outcome)
 	assert.Equal(t, "the plan ran this case in 5.10-amd64, which is not in this report", c.Reason)
-	assert.Equal(t, 1, m.Summary.Elsewhere)
+	// 6.1-amd64 SKIPped the sentinel: the cell that stands on it says so.
+	c = cell(m, "7.3-arm64", "fail-closed/no-landlock-sentinel")
+	assert.Equal(t, Elsewhere, c.Outcome)
+	assert.Contains(t, c.Reason, "it SKIPped there: requires no Landlock")
+	assert.Equal(t, 2, m.Summary.Elsewhere)
+	assert.Equal(t, 1, m.Summary.ElsewhereSkip)
 	var table bytes.Buffer
 	m.Table(&table)
+	assert.Contains(t, table.String(), "2 cells planned elsewhere")
+	assert.Contains(t, table.String(), "1 of them where that column SKIPped it")
 	assert.Contains(t, table.String(), "->(")
 	assert.Contains(t, table.String(), "ran in 6.1-amd64")
 	var html bytes.Buffer

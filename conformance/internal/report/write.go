@@ -422,7 +422,8 @@ func (m *Matrix) Table(w io.Writer) {
 	fmt.Fprintf(w, "\n%d columns: %d PASS, %d FAIL, %d SKIP, %d EXPECTED-FAIL, %d INFRA, %d deviations; %d VM runs retried after INFRA\n",
 		len(m.Kernels), s.Pass, s.Fail, s.Skip, s.ExpectedFail, s.Infra, s.Deviations, s.Retried)
 	if s.Elsewhere > 0 {
-		fmt.Fprintf(w, "%d cells planned elsewhere (->: the case ran in the column named, which stands for this one; conformance/internal/plan)\n", s.Elsewhere)
+		fmt.Fprintf(w, "%d cells planned elsewhere (->: the case ran in the column named, which stands for this one; "+
+			"conformance/internal/plan), %d of them where that column SKIPped it\n", s.Elsewhere, s.ElsewhereSkip)
 	}
 	if c := m.Coverage; c != nil {
 		fmt.Fprintf(w, "kernel entries: %d of %d in vm/kernels.json ran", len(c.Ran), c.Manifest)
