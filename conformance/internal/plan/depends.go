@@ -11,12 +11,6 @@ var depends = map[string][]Dim{
 	// Argument parsing and usage refusals: decided before any backend is chosen.
 	"fail-closed/usage":            {},
 	"fail-closed/report-any-order": {},
-	// Exit statuses and command lookup: the launch path (which backend, which user, in place or a layered
-	// child, a supervising parent under a host emulation), not the ABI.
-	"passthrough/exit-codes":         {Backend, User, HostEmu, Cmdline},
-	"passthrough/not-found-127":      {Backend, User, HostEmu, Cmdline},
-	"passthrough/not-executable-126": {Backend, User, HostEmu, Cmdline},
-	"passthrough/path-lookup":        {Backend, User, HostEmu, Cmdline},
 	// file_setattr is new in 6.17, within ABI step 6 (6.12 to 7.0): the route exists only in some of its kernels.
 	"side-channels/metadata-file-setattr":          All,
 	"side-channels/metadata-file-setattr-fallback": All,
