@@ -566,18 +566,19 @@ func (m *Matrix) addRun(k Column, evs []events.Event, exp *expect.File, caseIDs 
 // Where the standing column SKIPped the case, the cell says so and why, and Summary.ElsewhereSkip counts it: the
 // case was exercised in none of the columns it stands for.
 func (m *Matrix) checkElsewhere() {
-	verdict, reason := map[[2]string]string{}, map[[2]string]string{}
+	cells := map[[2]string]Result{} // by case and column
 	for _, r := range m.Results {
-		verdict[[2]string{r.Case, r.KernelID}], reason[[2]string{r.Case, r.KernelID}] = r.Outcome, r.Reason
+		cells[[2]string{r.Case, r.KernelID}] = r
 	}
 	for i, r := range m.Results {
 		if r.Outcome != Elsewhere {
 			continue
 		}
-		switch got := verdict[[2]string{r.Case, r.RanIn}]; got {
+		standing := cells[[2]string{r.Case, r.RanIn}]
+		switch got := standing.Outcome; got {
 		case expect.Skip:
 			m.Summary.ElsewhereSkip++
-			m.Results[i].Reason = fmt.Sprintf("%s; it SKIPped there: %s", r.Reason, reason[[2]string{r.Case, r.RanIn}])
+			m.Results[i].Reason = fmt.Sprintf("%s; it SKIPped there: %s", r.Reason, standing.Reason)
 		case "", Elsewhere, Infra:
 			why := "which is not in this report"
 			if got != "" {
