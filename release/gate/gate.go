@@ -1,7 +1,8 @@
 // Package gate decides whether a conformance report lets a release ship. It reads reports/matrix.json
 // (schema confine.matrix/v1, written by `confine-conformance report`) and fails the release when the
 // report is malformed; was gated on other expectations than the reviewed conformance/expected.yaml (its
-// expected_sha256); lacks a kernel of vm/kernels.json or a case of conformance/CASES.md on some kernel;
+// expected_sha256); was planned (`make matrix` runs a case once where its outcome cannot differ, and marks
+// the other cells ELSEWHERE: a release needs `make matrix-full`, every case in every column); lacks a kernel of vm/kernels.json or a case of conformance/CASES.md on some kernel;
 // holds an infrastructure failure instead of a verdict; has a case that got worse than expected on any
 // kernel (INFRA, no verdict, is worst); or ran a confine whose sha256 is not the released launcher of that
 // kernel's architecture (an ABI-capped column excepted: it runs the confine_abicap test build by design).
@@ -73,6 +74,10 @@ type matrix struct {
 // rank orders outcomes from worst to best; a result ranked below its expectation got worse.
 // INFRA (no verdict: the VM run failed) is worse than anything.
 var rank = map[string]int{"INFRA": -1, "FAIL": 0, "SKIP": 1, "EXPECTED-FAIL": 2, "PASS": 3}
+
+// elsewhereOutcome marks a cell the gate's plan (`make matrix`) ran in another column (conformance report's
+// Elsewhere). No such cell is a verdict of its own, so a report that has one cannot gate a release.
+const elsewhereOutcome = "ELSEWHERE"
 
 // unameArch maps uname -m (what a run records) to GOARCH.
 var unameArch = map[string]string{"x86_64": "amd64", "aarch64": "arm64", "amd64": "amd64", "arm64": "arm64"}
@@ -150,8 +155,13 @@ func Check(in Inputs) ([]Problem, string, error) {
 		}
 	}
 	seen := map[[2]string]bool{}
+	elsewhere := 0
 	for _, r := range m.Results {
 		seen[[2]string{r.KernelID, r.Case}] = true
+		if r.Outcome == elsewhereOutcome {
+			elsewhere++
+			continue
+		}
 		got, gok := rank[r.Outcome]
 		want, wok := rank[r.Expected]
 		switch {
@@ -160,6 +170,11 @@ func Check(in Inputs) ([]Problem, string, error) {
 		case got < want:
 			ps = append(ps, Problem{Kernel: r.KernelID, Case: r.Case, Expected: r.Expected, Got: r.Outcome, Detail: r.Reason})
 		}
+	}
+	if elsewhere > 0 {
+		ps = append(ps, Problem{Expected: "every case in every column", Got: "a planned run",
+			Detail: fmt.Sprintf("%d cells of %s ran in another column (the gate's plan, `make matrix`): a release needs `make matrix-full`",
+				elsewhere, in.Matrix)})
 	}
 	for _, k := range m.Kernels {
 		for _, c := range cases {

@@ -124,6 +124,10 @@ func TestPlantedRegressions(t *testing.T) {
 		"other expectations": {func(m map[string]any) {
 			m["expected_sha256"] = strings.Repeat("00", 32)
 		}, "the report was gated on expectations with sha256"},
+		"planned run": {func(m map[string]any) {
+			r := results(m)[3].(map[string]any)
+			r["outcome"], r["ran_in"] = "ELSEWHERE", "6.1-amd64"
+		}, "expected=every case in every column got=a planned run: 1 cells of"},
 		"other schema": {func(m map[string]any) {
 			m["schema"] = "confine.matrix/v0"
 		}, `has schema "confine.matrix/v0"`},
@@ -134,6 +138,19 @@ func TestPlantedRegressions(t *testing.T) {
 				t.Fatalf("gate said %q, want a problem containing %q", ps, tc.want)
 			}
 		})
+	}
+}
+
+// A planned report fails the gate once, not once per cell the plan ran elsewhere.
+func TestAPlannedReportIsOneProblem(t *testing.T) {
+	ps := check(t, fixture(t, func(m map[string]any) {
+		for _, i := range []int{2, 3} {
+			r := results(m)[i].(map[string]any)
+			r["outcome"], r["ran_in"] = "ELSEWHERE", "6.1-amd64"
+		}
+	}))
+	if len(ps) != 1 || !strings.Contains(ps[0], "2 cells of") || !strings.Contains(ps[0], "make matrix-full") {
+		t.Fatalf("gate of a planned report said %q", ps)
 	}
 }
 
