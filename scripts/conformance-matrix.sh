@@ -5,7 +5,8 @@
 # Each race case runs the attempts that catch its planted bug with probability RACE_POWER (from the payload's
 # race-rates.json), at most RACE_MAX; TOCTOU_ATTEMPTS where no rate was measured. With PLAN set, a case runs only
 # in the columns the plan gives it (conformance/internal/plan, over every kernel of the payload's kernels.json):
-# for the whole manifest only, since a subset may lack the column that stands for another.
+# for the whole manifest or one arch of it (mk/conformance.mk), since a subset of kernel entries may lack the column
+# that stands for another.
 # usage: scripts/conformance-matrix.sh VM PAYLOAD RUNNER REPORTS TOCTOU_ATTEMPTS JOBS [vm run flags...]
 set -euo pipefail
 vm=$1 payload=$2 runner=$3 reports=$4 attempts=$5 jobs=$6
