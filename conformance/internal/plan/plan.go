@@ -200,12 +200,14 @@ func (p Plan) Cells() (run, all int) {
 	return run, all
 }
 
-// Main is `confine-conformance plan [--manifest vm/kernels.json]`: it prints where each case of the catalogue
-// (ids) would run and how many (case, column) cells that is of all. Exit 0, 2 on bad input.
+// Main is `confine-conformance plan [--manifest vm/kernels.json] [--case ID]`: it prints where each case of the
+// catalogue (ids) would run and how many (case, column) cells that is of all, or, for one case, each column and
+// the column that stands for it. Exit 0, 2 on bad input (an unknown case among them).
 func Main(args []string, ids []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("confine-conformance plan", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	manifest := fs.String("manifest", "vm/kernels.json", "the kernel manifest whose entries (as root and as nobody) are the columns")
+	one := fs.String("case", "", "print, for this case id, every column and where the case runs for it")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -215,13 +217,42 @@ func Main(args []string, ids []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	p := Make(ids, cols, Depends)
+	if *one != "" {
+		lines, ok := p.Case(*one)
+		if !ok {
+			fmt.Fprintf(stderr, "confine-conformance plan: no case %q (conformance/CASES.md lists them)\n", *one)
+			return 2
+		}
+		for _, l := range lines {
+			fmt.Fprintln(stdout, l)
+		}
+		return 0
+	}
 	for _, l := range p.Summary() {
 		fmt.Fprintln(stdout, l)
 	}
 	run, all := p.Cells()
 	fmt.Fprintf(stdout, "%d of %d case × column cells run (%d columns, %d cases); a case not declared in "+
-		"conformance/internal/plan/depends.go runs in every column\n", run, all, len(cols), len(ids))
+		"conformance/internal/plan/depends.go runs in every column; --case ID names each column's stand-in\n", run, all, len(cols), len(ids))
 	return 0
+}
+
+// Case is one line per column for case id, in manifest order: "column  runs" or "column  -> ran in X: the same
+// …"; false when the plan has no such case.
+func (p Plan) Case(id string) ([]string, bool) {
+	ds, ok := p.Deps[id]
+	if !ok {
+		return nil, false
+	}
+	out := []string{fmt.Sprintf("%s runs in %d of %d columns (depends on %s):", id, len(p.Runs[id]), len(p.Columns), dimList(ds))}
+	for _, c := range p.Columns {
+		where := "runs"
+		if e, ok := p.Elsewhere[id][c.ID]; ok {
+			where = "-> " + e
+		}
+		out = append(out, fmt.Sprintf("  %-40s %s", c.ID, where))
+	}
+	return out, true
 }
 
 // Summary is one line per case, most-planned-away first: "id: runs in N of M columns (depends on …)".

@@ -100,6 +100,48 @@ func TestStepSixRunsWhereModulesAre(t *testing.T) {
 	}
 }
 
+// Arch is every case's dimension, so over the real manifest no column stands for one of the other arch: a run of
+// one arch (MATRIX_FLAGS="--arch A") keeps the plan and still has every cell's stand-in.
+func TestAStandInSharesTheArch(t *testing.T) {
+	cs, err := Columns("../../../vm/kernels.json")
+	require.NoError(t, err)
+	arch := map[string]string{}
+	for _, c := range cs {
+		arch[c.ID] = c.Arch
+	}
+	var ids []string
+	for _, c := range suite.All() {
+		ids = append(ids, c.ID)
+	}
+	p := Make(ids, cs, Depends)
+	n := 0
+	for id, cells := range p.Elsewhere {
+		for col, why := range cells {
+			by, _, _ := strings.Cut(strings.TrimPrefix(why, "ran in "), ":")
+			require.Contains(t, arch, by, "%s in %s: %q names no column", id, col, why)
+			assert.Equal(t, arch[col], arch[by], "%s: %s stands for %s", id, by, col)
+			n++
+		}
+	}
+	assert.Positive(t, n, "the plan runs some case elsewhere")
+}
+
+// Case lists every column once, in manifest order, and says where each ran.
+func TestCase(t *testing.T) {
+	p := Make([]string{"a/x"}, cols(), func(string) []Dim { return nil })
+	lines, ok := p.Case("a/x")
+	require.True(t, ok)
+	require.Len(t, lines, len(p.Columns)+1)
+	assert.Contains(t, lines[1], "runs")
+	for _, l := range lines[2:] {
+		if !strings.Contains(l, " runs") {
+			assert.Contains(t, l, "-> ran in ", l)
+		}
+	}
+	_, ok = p.Case("a/none")
+	assert.False(t, ok)
+}
+
 func TestDepends(t *testing.T) {
 	assert.Equal(t, All, Depends("abi-negotiation/never-declared"))
 	assert.Equal(t, Launch, Depends("boundary/never-declared"), "a family's entry")
