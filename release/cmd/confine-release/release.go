@@ -180,7 +180,7 @@ func (p *pipeline) reproducible() error {
 
 func (p *pipeline) gate() error {
 	if p.rf.report == "" {
-		fmt.Fprintln(p.w, "   skipped: no --report (run `make matrix` for reports/matrix.json); the manifests say not gated")
+		fmt.Fprintln(p.w, "   skipped: no --report (run `make matrix-full` for reports/matrix.json); the manifests say not gated")
 		return nil
 	}
 	var err error
