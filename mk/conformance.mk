@@ -27,9 +27,10 @@ RELEASE_RACE_MAX ?= $(HOST_TOCTOU_ATTEMPTS)
 # The VM smoke run in `make test`: the kernel without Landlock and the newest, amd64.
 SMOKE_KERNELS ?= 5.10-amd64,7.3-amd64
 MATRIX_OWNER := conformance
-# Extra `vm run` flags for `make matrix`, e.g. MATRIX_FLAGS="--shard 2/4" or "--arch amd64". A selection of kernel
-# entries (--kernels, --kernel, --shard) turns the plan off, since the column that stands for another may not
-# run; --arch keeps it (arch is one of every case's dimensions, so no column stands for one of the other arch).
+# Extra `vm run` flags for `make matrix`, e.g. MATRIX_FLAGS="--shard 2/4" or "--arch amd64". A selection of
+# kernel entries (--kernels, --kernel, --shard, or with one dash, as Go flags allow) turns the plan off, since
+# the column that stands for another may not run; --arch keeps it (arch is one of every case's dimensions, so no
+# column stands for one of the other arch).
 MATRIX_FLAGS ?=
 #> MATRIX_FLAGS="--kernels 6.1-amd64,7.3-arm64"  make matrix on a subset (vm kernels lists the ids; also --arch A, --shard i/n):
 #>                          the report then says SUBSET PASSED, NOT THE GATE, and names the absent kernel entries;
@@ -72,7 +73,7 @@ payload: build vm-build ## Bazel's linux and WSL2 launchers, the confine_abicap 
 	scripts/payload-binfmt-modules.sh $(VM) $(PAYLOAD) $(PAYLOAD_KERNELS)
 
 matrix: payload vm-build conformance-build ## the gate: boot every kernel of vm/kernels.json, run the suite in each as root and as nobody where the plan says a case can differ (confine-conformance plan), race power RACE_POWER; MATRIX_FLAGS="--kernels ID,…" runs a subset (reported as one, every case in it; --arch A keeps the plan)
-	PLAN=$(if $(filter --kernel% --shard%,$(MATRIX_FLAGS)),,1) RACE_POWER=$(RACE_POWER) RACE_MAX=$(MATRIX_RACE_MAX) scripts/conformance-matrix.sh $(VM) $(PAYLOAD) $(CONFORMANCE) $(REPORTS) $(MATRIX_TOCTOU_ATTEMPTS) $(VM_JOBS) $(MATRIX_FLAGS)
+	PLAN=$(if $(filter --kernel% -kernel% --shard% -shard%,$(MATRIX_FLAGS)),,1) RACE_POWER=$(RACE_POWER) RACE_MAX=$(MATRIX_RACE_MAX) scripts/conformance-matrix.sh $(VM) $(PAYLOAD) $(CONFORMANCE) $(REPORTS) $(MATRIX_TOCTOU_ATTEMPTS) $(VM_JOBS) $(MATRIX_FLAGS)
 
 matrix-full: payload vm-build conformance-build ## the release's matrix: every case in every column (no plan), race power RELEASE_RACE_POWER
 	RACE_POWER=$(RELEASE_RACE_POWER) RACE_MAX=$(RELEASE_RACE_MAX) scripts/conformance-matrix.sh $(VM) $(PAYLOAD) $(CONFORMANCE) $(REPORTS) $(MATRIX_TOCTOU_ATTEMPTS) $(VM_JOBS) $(MATRIX_FLAGS)
