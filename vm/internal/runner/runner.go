@@ -622,7 +622,9 @@ func bootKey(t Target) string { return t.Arch + " " + t.ImageSHA256 + " " + t.Cm
 
 // boots groups the targets by bootKey, longest expected first, so that the job slots end together: a boot's
 // expected seconds are its passes' times in expect (a pass without one: the mean of those known), summed. With
-// no times known the boots keep the targets' order.
+// no times known (a first run), every pass counts alike, so the boots with the most passes start first (the
+// 8-pass 7.3-amd64 boot took 1,706 s of a first run's 3,238 s, in which it started 879 s in); ties keep the
+// targets' order.
 func (o *Options) boots(expect map[string]float64) []boot {
 	var out []boot
 	at := map[string]int{}
@@ -645,10 +647,10 @@ func (o *Options) boots(expect map[string]float64) []boot {
 			}
 		}
 	}
-	if n == 0 {
-		return out
+	mean := 1.0 // for an entry with no time of its own: with none known, each pass weighs the same
+	if n > 0 {
+		mean = sum / float64(n)
 	}
-	mean := sum / float64(n) // for an entry with no time of its own
 	est := func(b boot) float64 { return b.expect + float64(len(b.targets)-b.cached)*mean }
 	sort.SliceStable(out, func(i, j int) bool { return est(out[i]) > est(out[j]) })
 	return out

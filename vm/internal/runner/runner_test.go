@@ -148,11 +148,11 @@ func TestBoots(t *testing.T) {
 		return out
 	}
 	assert.Equal(t, [][]string{
+		{"7.3-amd64:", "7.3-amd64", "7.3-amd64-abi5", "7.3-amd64-no-namespaces"},
 		{"6.12-amd64:", "6.12-amd64"},
 		{"6.12-amd64-nouserns:", "6.12-amd64-nouserns"},
-		{"7.3-amd64:", "7.3-amd64", "7.3-amd64-abi5", "7.3-amd64-no-namespaces"},
 		{"7.3-arm64:", "7.3-arm64"},
-	}, names(o.boots(nil)), "no cached times: the targets' order")
+	}, names(o.boots(nil)), "no cached times: the most passes first, then the targets' order")
 	// 7.3-amd64's passes: 100 + the mean of the known times (120, for abi5) + 10 = 230 s; 7.3-arm64 300 s.
 	got := names(o.boots(map[string]float64{"7.3-amd64": 100, "7.3-amd64-no-namespaces": 10, "7.3-arm64": 300, "6.12-amd64": 90, "6.12-amd64-nouserns": 100}))
 	assert.Equal(t, []string{"7.3-arm64:", "7.3-amd64:", "6.12-amd64-nouserns:", "6.12-amd64:"},
