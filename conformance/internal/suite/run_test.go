@@ -3,6 +3,9 @@ package suite
 import (
 	"bytes"
 	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -63,6 +66,7 @@ func TestCaseBound(t *testing.T) {
 		assert.Contains(t, o.Reason, "case bound: no progress for 2s", o.ID)
 	}
 	assert.Contains(t, strings.Join(r.Outcomes[1].Logs, "\n"), "killed at the case's bound")
+	assert.Contains(t, strings.Join(r.Outcomes[1].Logs, "\n"), "processes when it was killed", "the hung command's threads, as evidence")
 	assert.NotContains(t, strings.Join(r.Outcomes[1].Logs, "\n"), "unreachable")
 	assert.Contains(t, strings.Join(r.Outcomes[2].Logs, "\n"), "abandoned")
 	assert.Equal(t, events.Pass, r.Outcomes[3].Action)
@@ -198,4 +202,38 @@ func TestPassGate(t *testing.T) {
 	leave, err := none.enter(true)
 	require.NoError(t, err)
 	leave()
+}
+
+// processTree names every thread of a hung command and of its children, each under its own pid, so a timed-out
+// case leaves evidence of what waited; a pid that is gone gives nothing.
+func TestProcessTree(t *testing.T) {
+	self, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command("/bin/sh", "-c", `"$0" & wait`, self)
+	cmd.Env = append(os.Environ(), "CONFORMANCE_TEST_HANG=1")
+	require.NoError(t, cmd.Start())
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	var tree string
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if tree = processTree(cmd.Process.Pid); strings.Count(tree, "\n") >= 2 { // sh and the child's threads
+			break
+		}
+	}
+	line := regexp.MustCompile(`^(\d+)/(\d+) (.+) ([A-Za-z]) wchan=\S+ syscall=\S+$`)
+	pids := map[string]int{}
+	for _, l := range strings.Split(tree, "\n") {
+		m := line.FindStringSubmatch(l)
+		require.NotNil(t, m, "line %q of\n%s", l, tree)
+		pids[m[1]]++
+	}
+	sh := strconv.Itoa(cmd.Process.Pid)
+	assert.Equal(t, 1, pids[sh], "sh has one thread:\n%s", tree)
+	assert.Len(t, pids, 2, "sh and its child:\n%s", tree)
+	for pid, threads := range pids {
+		if pid != sh {
+			assert.Greater(t, threads, 1, "the Go child's threads:\n%s", tree)
+		}
+	}
+	assert.True(t, strings.HasPrefix(tree, sh+"/"+sh+" sh "), "the root first:\n%s", tree)
+	assert.Empty(t, processTree(1<<22+1), "a pid above pid_max") // /proc/sys/kernel/pid_max is at most 2^22
 }

@@ -273,6 +273,11 @@ func (t *T) exec(path string, args []string, o Opts, rp, wp *os.File) Run {
 	ctx, cancel := context.WithTimeout(parent, t.cfg.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, args...)
+	var stuck string // the command's processes when its time ran out, before the kill
+	cmd.Cancel = func() error {
+		stuck = processTree(cmd.Process.Pid)
+		return cmd.Process.Kill()
+	}
 	cmd.Dir = o.Dir
 	if cmd.Dir == "" {
 		cmd.Dir = t.Base
@@ -337,6 +342,9 @@ func (t *T) exec(path string, args []string, o Opts, rp, wp *os.File) Run {
 	<-done
 	t.progress.Store(time.Now().UnixNano())
 	t.done.Add(1)
+	if stuck != "" {
+		t.Logf("%s's processes when it was killed (pid/tid comm state wchan syscall):\n%s", filepath.Base(path), stuck)
+	}
 	if parent.Err() != nil {
 		t.Fatalf("%s: killed at the case's bound (%s)", filepath.Base(path), t.cfg.CaseTimeout)
 	}
