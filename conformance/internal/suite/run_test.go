@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/confine-dev/confine/conformance/internal/events"
 )
@@ -211,8 +212,9 @@ func TestProcessTree(t *testing.T) {
 	require.NoError(t, err)
 	cmd := exec.Command("/bin/sh", "-c", `"$0" & wait`, self)
 	cmd.Env = append(os.Environ(), "CONFORMANCE_TEST_HANG=1")
+	cmd.SysProcAttr = &unix.SysProcAttr{Setpgid: true} // a group of its own, so that the child is killed too
 	require.NoError(t, cmd.Start())
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	defer func() { _ = unix.Kill(-cmd.Process.Pid, unix.SIGKILL); _ = cmd.Wait() }()
 	var tree string
 	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
 		if tree = processTree(cmd.Process.Pid); strings.Count(tree, "\n") >= 2 { // sh and the child's threads
