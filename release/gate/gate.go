@@ -2,10 +2,11 @@
 // (schema confine.matrix/v1, written by `confine-conformance report`) and fails the release when the
 // report is malformed; was gated on other expectations than the reviewed conformance/expected.yaml (its
 // expected_sha256); was planned (`make matrix` runs a case once where its outcome cannot differ, and marks
-// the other cells ELSEWHERE: a release needs `make matrix-full`, every case in every column); lacks a kernel of vm/kernels.json or a case of conformance/CASES.md on some kernel;
-// holds an infrastructure failure instead of a verdict; has a case that got worse than expected on any
-// kernel (INFRA, no verdict, is worst); or ran a confine whose sha256 is not the released launcher of that
-// kernel's architecture (an ABI-capped column excepted: it runs the confine_abicap test build by design).
+// the other cells ELSEWHERE: a release needs `make matrix-full`, every case in every column); lacks a kernel
+// of vm/kernels.json or a case of conformance/CASES.md on some kernel; holds an infrastructure failure
+// instead of a verdict; has a case that got worse than expected on any kernel (INFRA, no verdict, is
+// worst); or ran a confine whose sha256 is not the released launcher of that kernel's architecture (an
+// ABI-capped column excepted: it runs the confine_abicap test build by design).
 package gate
 
 import (
