@@ -564,7 +564,9 @@ func (m *Matrix) addRun(k Column, evs []events.Event, exp *expect.File, caseIDs 
 // checkElsewhere turns each ELSEWHERE cell whose standing column has no verdict of its own for the case (the
 // column did not run, ended INFRA, or planned it elsewhere too) into a FAIL: a planned-away case must have run.
 // Where the standing column SKIPped the case, the cell says so and why, and Summary.ElsewhereSkip counts it: the
-// case was exercised in none of the columns it stands for.
+// case was exercised in none of the columns it stands for. A standing column whose outcome is below this cell's
+// own expectation (FAIL < SKIP < EXPECTED-FAIL < PASS: a SKIP where this column expects PASS) makes the cell a
+// deviation: the standing column's own rules may allow what this column's do not.
 func (m *Matrix) checkElsewhere() {
 	cells := map[[2]string]Result{} // by case and column
 	for _, r := range m.Results {
@@ -575,10 +577,17 @@ func (m *Matrix) checkElsewhere() {
 			continue
 		}
 		standing := cells[[2]string{r.Case, r.RanIn}]
-		switch got := standing.Outcome; got {
-		case expect.Skip:
+		got := standing.Outcome
+		if got == expect.Skip {
 			m.Summary.ElsewhereSkip++
 			m.Results[i].Reason = fmt.Sprintf("%s; it SKIPped there: %s", r.Reason, standing.Reason)
+		}
+		if g, ok := standingRank[got]; ok && g < standingRank[r.Expected] {
+			m.Summary.Deviations++
+			m.Results[i].Deviation = fmt.Sprintf("expected %s here, but the column that stands for this one, %s, got %s",
+				r.Expected, r.RanIn, got)
+		}
+		switch got {
 		case "", Elsewhere, Infra:
 			why := "which is not in this report"
 			if got != "" {
@@ -591,6 +600,9 @@ func (m *Matrix) checkElsewhere() {
 		}
 	}
 }
+
+// standingRank orders the verdicts a standing column can give, worst first, for checkElsewhere.
+var standingRank = map[string]int{expect.Fail: 0, expect.Skip: 1, expect.ExpectedFail: 2, expect.Pass: 3}
 
 func (m *Matrix) add(r Result) {
 	m.Results = append(m.Results, r)

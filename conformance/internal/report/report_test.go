@@ -468,6 +468,11 @@ func TestElsewhere(t *testing.T) {
 	assert.Contains(t, c.Reason, "it SKIPped there: requires no Landlock")
 	assert.Equal(t, 2, m.Summary.Elsewhere)
 	assert.Equal(t, 1, m.Summary.ElsewhereSkip)
+	assert.Zero(t, m.Summary.Deviations, "each standing verdict meets the cell's own expectation")
+	// The JUnit file of 7.3-arm64 counts the planned-away cells as skipped, not passed.
+	junit, err := m.JUnit("7.3-arm64")
+	require.NoError(t, err)
+	assert.Contains(t, string(junit), `<skipped message="planned elsewhere: ran in 6.1-amd64`)
 	var table bytes.Buffer
 	m.Table(&table)
 	assert.Contains(t, table.String(), "2 cells planned elsewhere")
@@ -477,4 +482,20 @@ func TestElsewhere(t *testing.T) {
 	var html bytes.Buffer
 	require.NoError(t, m.HTML(&html))
 	assert.Contains(t, html.String(), "→ 6.1-amd64")
+}
+
+// A standing column's outcome below the cell's own expectation is a deviation of that cell: 6.1 may SKIP by its
+// own rules what 7.3 expects to PASS. Above it (a PASS where this column expects SKIP) is not.
+func TestElsewhereJudgedByItsOwnExpectation(t *testing.T) {
+	m := &Matrix{Results: []Result{
+		{Case: "a/below", KernelID: "6.1-amd64", Outcome: expect.Skip, Expected: expect.Skip},
+		{Case: "a/below", KernelID: "7.3-amd64", Outcome: Elsewhere, RanIn: "6.1-amd64", Expected: expect.Pass},
+		{Case: "a/above", KernelID: "6.1-amd64", Outcome: expect.Pass, Expected: expect.Pass},
+		{Case: "a/above", KernelID: "7.3-amd64", Outcome: Elsewhere, RanIn: "6.1-amd64", Expected: expect.Skip},
+	}}
+	m.checkElsewhere()
+	assert.Equal(t, 1, m.Summary.Deviations)
+	assert.Equal(t, "expected PASS here, but the column that stands for this one, 6.1-amd64, got SKIP", m.Results[1].Deviation)
+	assert.Empty(t, m.Results[3].Deviation)
+	assert.False(t, m.OK())
 }

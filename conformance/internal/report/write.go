@@ -503,7 +503,7 @@ func (m *Matrix) JUnit(kernelID string) ([]byte, error) {
 			c.Error = &junitText{Message: r.Reason, Text: r.Output}
 		case r.Deviation != "":
 			c.Failure = &junitText{Message: r.Deviation, Text: r.Output}
-		case r.Outcome == expect.Skip:
+		case r.Outcome == expect.Skip, r.Outcome == Elsewhere: // a planned-away cell did not run here
 			c.Skipped = &junitText{Message: r.Reason}
 		case r.Outcome == expect.ExpectedFail:
 			c.Skipped = &junitText{Message: "EXPECTED-FAIL (" + r.Issue + "): " + r.Reason}
