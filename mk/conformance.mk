@@ -76,7 +76,7 @@ matrix: payload vm-build conformance-build ## the gate: boot every kernel of vm/
 	PLAN=$(if $(filter --kernel% -kernel% --shard% -shard%,$(MATRIX_FLAGS)),,1) RACE_POWER=$(RACE_POWER) RACE_MAX=$(MATRIX_RACE_MAX) scripts/conformance-matrix.sh $(VM) $(PAYLOAD) $(CONFORMANCE) $(REPORTS) $(MATRIX_TOCTOU_ATTEMPTS) $(VM_JOBS) $(MATRIX_FLAGS)
 
 matrix-full: payload vm-build conformance-build ## the release's matrix: every case in every column (no plan), race power RELEASE_RACE_POWER
-	RACE_POWER=$(RELEASE_RACE_POWER) RACE_MAX=$(RELEASE_RACE_MAX) scripts/conformance-matrix.sh $(VM) $(PAYLOAD) $(CONFORMANCE) $(REPORTS) $(MATRIX_TOCTOU_ATTEMPTS) $(VM_JOBS) $(MATRIX_FLAGS)
+	PLAN= RACE_POWER=$(RELEASE_RACE_POWER) RACE_MAX=$(RELEASE_RACE_MAX) scripts/conformance-matrix.sh $(VM) $(PAYLOAD) $(CONFORMANCE) $(REPORTS) $(MATRIX_TOCTOU_ATTEMPTS) $(VM_JOBS) $(MATRIX_FLAGS)
 
 matrix-report: conformance-build ## the kernel × case report from existing reports/vm results (e.g. merged CI shards)
 	$(CONFORMANCE) report --results $(REPORTS)/vm --manifest vm/kernels.json --expect conformance/expected.yaml --out $(REPORTS) --require-complete
@@ -85,7 +85,7 @@ matrix-report: conformance-build ## the kernel × case report from existing repo
 # kernel packages, not every one of the manifest.
 conformance-smoke: PAYLOAD_KERNELS = $(SMOKE_KERNELS)
 conformance-smoke: payload vm-build conformance-build ## the suite in two VM kernels ($(SMOKE_KERNELS)), bounded, for make test
-	RACE_POWER=$(RACE_POWER) RACE_MAX=$(SMOKE_TOCTOU_ATTEMPTS) scripts/conformance-matrix.sh $(VM) $(PAYLOAD) $(CONFORMANCE) $(REPORTS)/smoke $(SMOKE_TOCTOU_ATTEMPTS) $(VM_JOBS) --kernels $(SMOKE_KERNELS)
+	PLAN= RACE_POWER=$(RACE_POWER) RACE_MAX=$(SMOKE_TOCTOU_ATTEMPTS) scripts/conformance-matrix.sh $(VM) $(PAYLOAD) $(CONFORMANCE) $(REPORTS)/smoke $(SMOKE_TOCTOU_ATTEMPTS) $(VM_JOBS) --kernels $(SMOKE_KERNELS)
 
 conformance-mutants: confine conformance-build vm-build ## plant each bug of conformance/mutants/ and show which cases catch it, race cases at the gate's computed counts with their power; MUTANTS_MEASURE=N first measures the race win rates (MUTANTS_RECORD=1 records them)
 	scripts/conformance-mutants.sh $(CONFINE) $(CONFORMANCE) $(VM) $(OUT)/mutants $(SMOKE_TOCTOU_ATTEMPTS) $(RACE_RATES) $(MUTANTS_MEASURE)
