@@ -5,7 +5,8 @@ CONFINE_RELEASE := $(OUT)/confine-release
 RELEASE_VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo unknown)
 # The commit the stamp must name; empty when HEAD is exactly a tag (then the stamp is the bare tag).
 RELEASE_COMMIT ?= $(shell git describe --tags --exact-match >/dev/null 2>&1 || git rev-parse HEAD 2>/dev/null)
-# A conformance report to gate on and record in every manifest, when one exists (`make matrix` writes it).
+# A conformance report to gate on and record in every manifest, when one exists (`make matrix-full` writes the
+# one a release passes; `make matrix` writes a planned one, which the gate refuses).
 RELEASE_REPORT ?= $(wildcard reports/matrix.json)
 # The full commit the provenance names (always, tag or not).
 RELEASE_SOURCE_COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
