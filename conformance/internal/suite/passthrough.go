@@ -308,12 +308,7 @@ func hostPID(ready string) int {
 func gone(pid int, limit time.Duration) bool {
 	deadline := time.Now().Add(limit)
 	for {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		// The state is the field after the parenthesised command name.
-		if err != nil {
-			return true
-		}
-		if i := strings.LastIndexByte(string(b), ')'); i > 0 && len(b) > i+2 && (b[i+2] == 'Z' || b[i+2] == 'X') {
+		if st, ok := readStat(fmt.Sprintf("/proc/%d/stat", pid)); !ok || st.state == "Z" || st.state == "X" {
 			return true
 		}
 		if time.Now().After(deadline) {

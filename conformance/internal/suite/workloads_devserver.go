@@ -124,8 +124,7 @@ func runDevServer(t *T, dir string, confined bool, m wlMode, ignored bool) devRu
 func devStop(pid int, d *devRun) {
 	syscall.Kill(pid, syscall.SIGINT)
 	for i := 0; i < devStopPolls; i++ {
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if _, rest, _ := strings.Cut(string(stat), ") "); err != nil || strings.HasPrefix(rest, "Z") {
+		if st, ok := readStat(fmt.Sprintf("/proc/%d/stat", pid)); !ok || st.state == "Z" {
 			return
 		}
 		time.Sleep(devPoll)
