@@ -2,7 +2,7 @@
 // case runs once for every distinct combination of the things its outcome can depend on (Dims), in the first
 // column of the manifest that has it, and the report can say for every other column where it ran instead and why.
 //
-// What a case depends on is declared in depends.go, by family or by case id. A case declared nowhere depends on
+// What a case depends on is declared in depends.go, case by case. A case declared nowhere depends on
 // the kernel itself (Kernel): it runs in every column, so a new case is never planned away by omission.
 package plan
 
