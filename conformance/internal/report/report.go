@@ -15,6 +15,7 @@ import (
 
 	"github.com/confine-dev/confine/conformance/internal/events"
 	"github.com/confine-dev/confine/conformance/internal/expect"
+	"github.com/confine-dev/confine/conformance/internal/plan"
 )
 
 // Schema of matrix.json. Other tools read it: the names of Result's fields are stable.
@@ -324,7 +325,7 @@ func Build(vmDir string, hostEvents []string, manifest string, exp *expect.File,
 	if len(m.Kernels) == 0 {
 		return nil, fmt.Errorf("no results: no confine.vm.result/v1 records in %q and no host events", vmDir)
 	}
-	m.checkElsewhere()
+	m.checkElsewhere(plan.Depends)
 	return m, nil
 }
 
@@ -567,10 +568,21 @@ func (m *Matrix) addRun(k Column, evs []events.Event, exp *expect.File, caseIDs 
 // case was exercised in none of the columns it stands for. A standing column whose outcome is below this cell's
 // own expectation (FAIL < SKIP < EXPECTED-FAIL < PASS: a SKIP where this column expects PASS) makes the cell a
 // deviation: the standing column's own rules may allow what this column's do not.
-func (m *Matrix) checkElsewhere() {
+//
+// A case declared to follow the launcher's decision (deps gives it every dimension of plan.Launch) stood for this
+// column on the premise that both columns' launches take the same path; each column's launches report the path
+// they took (Column.Backend and Column.Metadata), and where the two differ the premise did not hold, so the case
+// ran in no column like this one: a FAIL that names both paths. The run-time path is not a dimension of the plan
+// (the launcher learns it on each kernel), so this is where a launcher change that moved some kernels to another
+// path is seen.
+func (m *Matrix) checkElsewhere(deps func(id string) []plan.Dim) {
 	cells := map[[2]string]Result{} // by case and column
 	for _, r := range m.Results {
 		cells[[2]string{r.Case, r.KernelID}] = r
+	}
+	path := map[string]string{} // by column: the backend and metadata path its launches reported
+	for _, k := range m.Kernels {
+		path[k.ID] = fmt.Sprintf("backend %s, metadata %s", orNone(k.Backend), orNone(k.Metadata))
 	}
 	for i, r := range m.Results {
 		if r.Outcome != Elsewhere {
@@ -578,6 +590,15 @@ func (m *Matrix) checkElsewhere() {
 		}
 		standing := cells[[2]string{r.Case, r.RanIn}]
 		got := standing.Outcome
+		if followsLaunch(deps(r.Case)) && standing.Outcome != "" && path[r.KernelID] != path[r.RanIn] {
+			m.Summary.Elsewhere--
+			m.Summary.Fail++
+			m.Results[i].Outcome = expect.Fail
+			m.Results[i].Reason = fmt.Sprintf("the plan ran this case in %s for the same launch, but launches took %s "+
+				"here and %s there: the case ran in no column like this one (make matrix-full runs it here)",
+				r.RanIn, path[r.KernelID], path[r.RanIn])
+			continue
+		}
 		if got == expect.Skip {
 			m.Summary.ElsewhereSkip++
 			m.Results[i].Reason = fmt.Sprintf("%s; it SKIPped there: %s", r.Reason, standing.Reason)
@@ -599,6 +620,24 @@ func (m *Matrix) checkElsewhere() {
 			m.Results[i].Reason = fmt.Sprintf("the plan ran this case in %s, %s", r.RanIn, why)
 		}
 	}
+}
+
+// followsLaunch reports whether deps holds every dimension of plan.Launch: the case's outcome follows the
+// launcher's decision.
+func followsLaunch(deps []plan.Dim) bool {
+	for _, d := range plan.Launch {
+		if !slices.Contains(deps, d) {
+			return false
+		}
+	}
+	return true
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none reported)"
+	}
+	return s
 }
 
 // standingRank orders the verdicts a standing column can give, worst first, for checkElsewhere.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/confine-dev/confine/conformance/internal/events"
 	"github.com/confine-dev/confine/conformance/internal/expect"
+	"github.com/confine-dev/confine/conformance/internal/plan"
 )
 
 var ids = []string{"boundary/write-inside", "fail-closed/no-landlock-sentinel", "git-worktree/linked-ops"}
@@ -493,9 +494,39 @@ func TestElsewhereJudgedByItsOwnExpectation(t *testing.T) {
 		{Case: "a/above", KernelID: "6.1-amd64", Outcome: expect.Pass, Expected: expect.Pass},
 		{Case: "a/above", KernelID: "7.3-amd64", Outcome: Elsewhere, RanIn: "6.1-amd64", Expected: expect.Skip},
 	}}
-	m.checkElsewhere()
+	m.checkElsewhere(func(string) []plan.Dim { return plan.Launch })
 	assert.Equal(t, 1, m.Summary.Deviations)
 	assert.Equal(t, "expected PASS here, but the column that stands for this one, 6.1-amd64, got SKIP", m.Results[1].Deviation)
 	assert.Empty(t, m.Results[3].Deviation)
+	assert.False(t, m.OK())
+}
+
+// A case that follows the launcher's decision stands on another column only where both columns' launches took the
+// same path; one declared on arch alone may stand on a column whose launches took another.
+func TestElsewhereNeedsTheSameLaunchPath(t *testing.T) {
+	deps := map[string][]plan.Dim{"a/launch": plan.Launch, "a/usage": {}}
+	m := &Matrix{
+		Kernels: []Column{
+			{ID: "6.1-amd64", Backend: "landlock", Metadata: "mount-layer"},
+			{ID: "6.1-amd64-no-namespaces", Backend: "landlock", Metadata: "supervisor"},
+			{ID: "6.12-amd64", Backend: "landlock", Metadata: "mount-layer"},
+		},
+		Results: []Result{
+			{Case: "a/launch", KernelID: "6.1-amd64", Outcome: expect.Pass, Expected: expect.Pass},
+			{Case: "a/launch", KernelID: "6.1-amd64-no-namespaces", Outcome: Elsewhere, RanIn: "6.1-amd64", Expected: expect.Pass},
+			{Case: "a/launch", KernelID: "6.12-amd64", Outcome: Elsewhere, RanIn: "6.1-amd64", Expected: expect.Pass},
+			{Case: "a/usage", KernelID: "6.1-amd64", Outcome: expect.Pass, Expected: expect.Pass},
+			{Case: "a/usage", KernelID: "6.1-amd64-no-namespaces", Outcome: Elsewhere, RanIn: "6.1-amd64", Expected: expect.Pass},
+		},
+		Summary: Summary{Pass: 2, Elsewhere: 3},
+	}
+	m.checkElsewhere(func(id string) []plan.Dim { return deps[id] })
+	assert.Equal(t, expect.Fail, m.Results[1].Outcome)
+	assert.Equal(t, "the plan ran this case in 6.1-amd64 for the same launch, but launches took backend landlock, "+
+		"metadata supervisor here and backend landlock, metadata mount-layer there: the case ran in no column like "+
+		"this one (make matrix-full runs it here)", m.Results[1].Reason)
+	assert.Equal(t, Elsewhere, m.Results[2].Outcome, "the same path")
+	assert.Equal(t, Elsewhere, m.Results[4].Outcome, "a case declared on arch alone")
+	assert.Equal(t, Summary{Pass: 2, Fail: 1, Elsewhere: 2}, m.Summary)
 	assert.False(t, m.OK())
 }
