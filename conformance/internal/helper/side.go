@@ -56,6 +56,8 @@ var sideOps = map[string]string{
 	"uring-setxattr":  "io_uring IORING_OP_SETXATTR (5.19) on path: user.conformance = arg",
 	"uring-open-mode": "io_uring IORING_OP_OPENAT of path with O_WRONLY|O_CREAT|O_EXCL and arg as octal mode, umask 0",
 	"file-setattr":    "file_setattr(AT_FDCWD, path, {fa_xflags: arg}) (6.17): an inode flag by path",
+	"setxattrat":      "setxattrat(AT_FDCWD, path, 0, user.conformance, {value: arg}) (6.13): an xattr by path",
+	"removexattrat":   "removexattrat(AT_FDCWD, path, 0, user.conformance) (6.13): an xattr removed by path",
 	"victim":          "(unconfined) write getpid() to path, then wait: on SIGUSR1 exit 0 silently, on SIGTERM, SIGIO or SIGHUP write the signal's name to path2 and exit 0",
 	"core-wait":       "try setrlimit(RLIMIT_CORE, unlimited), write getpid() to path (via path.tmp), wait for SIGUSR1, then abort (SIGABRT, default action)",
 	"session-keyring": "(unconfined) join a new session keyring named path, run the argv in arg (JSON) with descriptors 3 and up inherited, and return its exit status and the descriptions of the keys then in that keyring",
@@ -237,6 +239,31 @@ func doSide(op Op, stdout, stderr io.Writer) (data string, err error) {
 		dfd := unix.AT_FDCWD
 		_, _, e := unix.Syscall6(unix.SYS_FILE_SETATTR, uintptr(dfd), uintptr(unsafe.Pointer(p)),
 			uintptr(unsafe.Pointer(&attr[0])), uintptr(len(attr)), 0, 0)
+		if e != 0 {
+			return "", e
+		}
+		return "", nil
+	case "setxattrat", "removexattrat":
+		// struct xattr_args (include/uapi/linux/xattr.h, 6.13): value (a u64 pointer), size, flags (u32 each):
+		// XATTR_ARGS_SIZE_VER0 = 16 bytes.
+		p, err := unix.BytePtrFromString(op.Path)
+		if err != nil {
+			return "", err
+		}
+		name, _ := unix.BytePtrFromString("user.conformance")
+		val := []byte(op.Arg + "\x00")
+		var args [16]byte
+		binary.LittleEndian.PutUint64(args[0:], uint64(uintptr(unsafe.Pointer(&val[0]))))
+		binary.LittleEndian.PutUint32(args[8:], uint32(len(op.Arg)))
+		dfd, e := unix.AT_FDCWD, unix.Errno(0)
+		if op.Op == "setxattrat" {
+			_, _, e = unix.Syscall6(unix.SYS_SETXATTRAT, uintptr(dfd), uintptr(unsafe.Pointer(p)), 0,
+				uintptr(unsafe.Pointer(name)), uintptr(unsafe.Pointer(&args[0])), uintptr(len(args)))
+		} else {
+			_, _, e = unix.Syscall6(unix.SYS_REMOVEXATTRAT, uintptr(dfd), uintptr(unsafe.Pointer(p)), 0,
+				uintptr(unsafe.Pointer(name)), 0, 0)
+		}
+		runtime.KeepAlive(val)
 		if e != 0 {
 			return "", e
 		}

@@ -1118,6 +1118,32 @@ var routes = []route{
 		},
 	},
 	{
+		name: "metadata-xattrat", channel: "metadata",
+		title: "setxattrat and removexattrat (6.13) cannot change an xattr of a file outside",
+		rationale: "setxattrat and removexattrat, new in 6.13, set and remove xattrs by a path relative to a " +
+			"directory descriptor: two more system calls a seccomp list or a supervisor written before them would " +
+			"not see. The command sets user.conformance on an outside file that holds it, then removes it; the " +
+			"runner reads the xattr after (and the invariant snapshot compares every xattr). Where the kernel has " +
+			"no setxattrat the route cannot be taken and the case says so.",
+		expect:         []Expect{{"ABI ≥ 1", "the outside file's xattr unchanged"}},
+		fallbackExpect: "the same (setxattrat and removexattrat denied)",
+		setup: func(t *T) {
+			t.WriteFile(t.Out+"/xattrat.txt", "outside\n", 0o644)
+			if err := unix.Setxattr(t.Out+"/xattrat.txt", "user.conformance", []byte("original"), 0); err != nil {
+				t.Logf("no user xattrs here (%v): removexattrat has nothing to remove", err)
+			}
+		},
+		attack: func(t *T, m scMode) {
+			target := t.Out + "/xattrat.txt"
+			before := getxattr(target, "user.conformance")
+			r := m.confine(t, t.Flags(), t.HelperArgv(opArg("setxattrat", target, "changed"), op("removexattrat", target)), scOpts{})
+			m.ran(t, r)
+			after := getxattr(target, "user.conformance")
+			t.Logf("setxattrat, removexattrat in the command: %s", resultsText(r.results))
+			judge(t, r, "metadata", before != after, fmt.Sprintf("outside user.conformance %q before, %q after", before, after))
+		},
+	},
+	{
 		name: "metadata-atime", channel: "metadata",
 		title: "reading a file outside does not update its access time",
 		rationale: "Issue 10, route 8: in the fallback, reads update atime outside (relatime updates an atime " +
