@@ -58,6 +58,7 @@ var sideOps = map[string]string{
 	"file-setattr":    "file_setattr(AT_FDCWD, path, {fa_xflags: arg}) (6.17): an inode flag by path",
 	"setxattrat":      "setxattrat(AT_FDCWD, path, 0, user.conformance, {value: arg}) (6.13): an xattr by path",
 	"removexattrat":   "removexattrat(AT_FDCWD, path, 0, user.conformance) (6.13): an xattr removed by path",
+	"mount-rw":        "make the file at path writable through the mount table, then append arg to it and chmod it 0604 each way: remount its mount read-write, mount_setattr (5.12) clearing MOUNT_ATTR_RDONLY, a clone of its directory by open_tree (5.2) made read-write, by open_tree_attr (6.15), umount2 of its mount, and last by path; data: each step's errno",
 	"victim":          "(unconfined) write getpid() to path, then wait: on SIGUSR1 exit 0 silently, on SIGTERM, SIGIO or SIGHUP write the signal's name to path2 and exit 0",
 	"core-wait":       "try setrlimit(RLIMIT_CORE, unlimited), write getpid() to path (via path.tmp), wait for SIGUSR1, then abort (SIGABRT, default action)",
 	"session-keyring": "(unconfined) join a new session keyring named path, run the argv in arg (JSON) with descriptors 3 and up inherited, and return its exit status and the descriptions of the keys then in that keyring",
@@ -268,6 +269,8 @@ func doSide(op Op, stdout, stderr io.Writer) (data string, err error) {
 			return "", e
 		}
 		return "", nil
+	case "mount-rw":
+		return mountRW(op.Path, op.Arg), nil
 	case "victim":
 		c := make(chan os.Signal, 4)
 		signal.Notify(c, unix.SIGUSR1, unix.SIGTERM, unix.SIGIO, unix.SIGHUP)
@@ -641,4 +644,73 @@ func fchmodDropped(op Op) (string, error) {
 		data = "child:" + res[0].Errno
 	}
 	return data, unix.Fchmod(int(f.Fd()), uint32(mode))
+}
+
+// mountRW is op mount-rw: every way the command could make the read-only mount holding file writable, each
+// followed by an append of text and a chmod to 0604 through what it got. It returns one "step: errno" (or "ok")
+// per attempt, in order; the runner judges by the outside file alone.
+func mountRW(file, text string) string {
+	var steps []string
+	note := func(step string, err error) {
+		if err == nil {
+			steps = append(steps, step+": ok")
+			return
+		}
+		steps = append(steps, step+": "+errnoName(err))
+	}
+	dir, base := filepath.Dir(file), filepath.Base(file)
+	// writeAt appends text to name (relative to the directory descriptor dfd) and chmods it.
+	writeAt := func(how string, dfd int, name string) {
+		fd, err := unix.Openat(dfd, name, unix.O_WRONLY|unix.O_APPEND|unix.O_CLOEXEC, 0)
+		if err == nil {
+			_, err = unix.Write(fd, []byte(text))
+			unix.Close(fd)
+		}
+		note(how+" append", err)
+		note(how+" chmod", unix.Fchmodat(dfd, name, 0o604, 0))
+	}
+	rw := &unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
+	mp := mountPoint(file)
+	note("remount "+mp, unix.Mount("none", mp, "", unix.MS_REMOUNT|unix.MS_BIND, ""))
+	note("mount_setattr "+mp, unix.MountSetattr(unix.AT_FDCWD, mp, unix.AT_RECURSIVE, rw))
+	writeAt("after remount", unix.AT_FDCWD, file)
+	if fd, err := unix.OpenTree(unix.AT_FDCWD, dir, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC); err != nil {
+		note("open_tree", err)
+	} else {
+		note("open_tree clone mount_setattr", unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH, rw))
+		writeAt("open_tree clone", fd, base)
+		unix.Close(fd)
+	}
+	// open_tree_attr(dfd, path, flags, struct mount_attr *, size) (6.15, include/uapi/linux/mount.h).
+	p, _ := unix.BytePtrFromString(dir)
+	dfd := unix.AT_FDCWD
+	r, _, e := unix.Syscall6(unix.SYS_OPEN_TREE_ATTR, uintptr(dfd), uintptr(unsafe.Pointer(p)),
+		uintptr(unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC), uintptr(unsafe.Pointer(rw)), unsafe.Sizeof(*rw), 0)
+	if e != 0 {
+		note("open_tree_attr", e)
+	} else {
+		writeAt("open_tree_attr clone", int(r), base)
+		unix.Close(int(r))
+	}
+	note("umount2 "+mp, unix.Unmount(mp, unix.MNT_DETACH))
+	writeAt("by path", unix.AT_FDCWD, file)
+	return strings.Join(steps, "; ")
+}
+
+// mountPoint is the mount point of /proc/self/mountinfo (field 5) that holds path: the longest that is path or
+// one of its parents ("/" when the file cannot be read).
+func mountPoint(path string) string {
+	best := "/"
+	b, _ := os.ReadFile("/proc/self/mountinfo")
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		mp := f[4]
+		if (path == mp || strings.HasPrefix(path, strings.TrimSuffix(mp, "/")+"/")) && len(mp) > len(best) {
+			best = mp
+		}
+	}
+	return best
 }

@@ -20,6 +20,8 @@ var depends = map[string][]Dim{
 	"side-channels/metadata-file-setattr-fallback": All,
 	"side-channels/metadata-xattrat":               All,
 	"side-channels/metadata-xattrat-fallback":      All,
+	// open_tree_attr is new in 6.15, within ABI step 6.
+	"boundary/mount-table-denied": All,
 }
 
 // launchCases are the cases, per family, whose outcome depends only on the launcher's decision and on who asks

@@ -239,6 +239,29 @@ var boundaryCases = []Case{{
 	Setup: metadataSetup,
 	Run:   func(t *T) { runMetadata(t, true) },
 }, {
+	ID:    "boundary/mount-table-denied",
+	Title: "the command cannot make the read-only mounts writable: remount, mount_setattr, open_tree, open_tree_attr, umount",
+	Rationale: "The mount layer is read-only bind mounts in a mount namespace confine made; a command that could " +
+		"change that mount table would get the outside back for metadata calls (which Landlock does not cover), " +
+		"and under bwrap for writes too. The command tries every way the mount API gives: remount the outside " +
+		"file's mount read-write, mount_setattr clearing MOUNT_ATTR_RDONLY (5.12), a clone of its directory by " +
+		"open_tree (5.2) made read-write and by open_tree_attr (6.15, within ABI step 6, so the case runs on " +
+		"every kernel), and umount2 of the mount; after each it appends to the outside file and chmods it 0604 " +
+		"through what it got. The runner compares the file's content and mode after (and the invariant snapshot " +
+		"everything else). Without confine, as root in a mount namespace of its own, the same op makes a " +
+		"read-only bind mount writable at its first step.",
+	Expect: []Expect{{"ABI ≥ 1", "every step fails (EPERM from the seccomp filter; EROFS or EACCES for the writes); the outside file's content and mode unchanged"}, noLandlockRow},
+	Needs:  Needs{Confined: true},
+	Run: func(t *T) {
+		target := t.Out + "/file.txt"
+		before := contentAndMode(t, target)
+		res := t.Helper(t.Flags(), opArg("mount-rw", target, "escaped\n"))
+		t.Logf("mount-rw in the command: %s", res[0].Data)
+		if after := contentAndMode(t, target); after != before {
+			t.Errorf("the outside file changed through the mount table: %s -> %s (%s)", before, after, res[0].Data)
+		}
+	},
+}, {
 	ID:    "boundary/reads-unrestricted",
 	Title: "reads, directory listings and execution outside the worktree still work",
 	Rationale: "confine restricts writes only. A ruleset that handled READ_FILE, READ_DIR or EXECUTE by mistake " +
@@ -330,6 +353,17 @@ func controlWriteOps(t *T) {
 			t.Fatalf("control op %d failed without confine: the case cannot tell confine's denial apart", i)
 		}
 	}
+}
+
+// contentAndMode is path's content and permission bits, as "content %q, mode 0NNN"; it fails the case where path
+// cannot be read.
+func contentAndMode(t *T, path string) string {
+	b, err := os.ReadFile(path)
+	fi, serr := os.Lstat(path)
+	if err != nil || serr != nil {
+		t.Fatalf("read %s: %v %v", path, err, serr)
+	}
+	return fmt.Sprintf("content %q, mode %#o", b, fi.Mode().Perm())
 }
 
 // metaRoute is one metadata route of the boundary/metadata-* cases: a helper op, what it changes, and the value it
