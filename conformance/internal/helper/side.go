@@ -58,7 +58,8 @@ var sideOps = map[string]string{
 	"file-setattr":    "file_setattr(AT_FDCWD, path, {fa_xflags: arg}) (6.17): an inode flag by path",
 	"setxattrat":      "setxattrat(AT_FDCWD, path, 0, user.conformance, {value: arg}) (6.13): an xattr by path",
 	"removexattrat":   "removexattrat(AT_FDCWD, path, 0, user.conformance) (6.13): an xattr removed by path",
-	"mount-rw":        "make the file at path writable through the mount table, then append arg to it and chmod it 0604 each way: remount its mount read-write, mount_setattr (5.12) clearing MOUNT_ATTR_RDONLY, a clone of its directory by open_tree (5.2) made read-write, by open_tree_attr (6.15), umount2 of its mount, and last by path; data: each step's errno",
+	"mount-clone-rw":  "clone the directory of the file at path by open_tree (5.2) and make the clone read-write (mount_setattr, 5.12), then by open_tree_attr (6.15); through each clone append arg to the file and chmod it 0604; data: each step's errno, the mount steps named \"mount …\"",
+	"mount-table-rw":  "make the mount holding the file at path read-write (remount keeping its other flags; mount_setattr clearing MOUNT_ATTR_RDONLY, recursively), append arg to the file and chmod it 0604, then umount2 that mount (MNT_DETACH) and try again; changes the mount table where it is not denied: the VM, or --destructive; data as mount-clone-rw",
 	"victim":          "(unconfined) write getpid() to path, then wait: on SIGUSR1 exit 0 silently, on SIGTERM, SIGIO or SIGHUP write the signal's name to path2 and exit 0",
 	"core-wait":       "try setrlimit(RLIMIT_CORE, unlimited), write getpid() to path (via path.tmp), wait for SIGUSR1, then abort (SIGABRT, default action)",
 	"session-keyring": "(unconfined) join a new session keyring named path, run the argv in arg (JSON) with descriptors 3 and up inherited, and return its exit status and the descriptions of the keys then in that keyring",
@@ -245,32 +246,29 @@ func doSide(op Op, stdout, stderr io.Writer) (data string, err error) {
 		}
 		return "", nil
 	case "setxattrat", "removexattrat":
-		// struct xattr_args (include/uapi/linux/xattr.h, 6.13): value (a u64 pointer), size, flags (u32 each):
-		// XATTR_ARGS_SIZE_VER0 = 16 bytes.
 		p, err := unix.BytePtrFromString(op.Path)
 		if err != nil {
 			return "", err
 		}
 		name, _ := unix.BytePtrFromString("user.conformance")
-		val := []byte(op.Arg + "\x00")
-		var args [16]byte
-		binary.LittleEndian.PutUint64(args[0:], uint64(uintptr(unsafe.Pointer(&val[0]))))
-		binary.LittleEndian.PutUint32(args[8:], uint32(len(op.Arg)))
+		value, _ := unix.BytePtrFromString(op.Arg)
+		args := xattrArgs{Value: value, Size: uint32(len(op.Arg))}
 		dfd, e := unix.AT_FDCWD, unix.Errno(0)
 		if op.Op == "setxattrat" {
 			_, _, e = unix.Syscall6(unix.SYS_SETXATTRAT, uintptr(dfd), uintptr(unsafe.Pointer(p)), 0,
-				uintptr(unsafe.Pointer(name)), uintptr(unsafe.Pointer(&args[0])), uintptr(len(args)))
+				uintptr(unsafe.Pointer(name)), uintptr(unsafe.Pointer(&args)), unsafe.Sizeof(args))
 		} else {
 			_, _, e = unix.Syscall6(unix.SYS_REMOVEXATTRAT, uintptr(dfd), uintptr(unsafe.Pointer(p)), 0,
 				uintptr(unsafe.Pointer(name)), 0, 0)
 		}
-		runtime.KeepAlive(val)
 		if e != 0 {
 			return "", e
 		}
 		return "", nil
-	case "mount-rw":
-		return mountRW(op.Path, op.Arg), nil
+	case "mount-clone-rw":
+		return mountCloneRW(op.Path, op.Arg), nil
+	case "mount-table-rw":
+		return mountTableRW(op.Path, op.Arg), nil
 	case "victim":
 		c := make(chan os.Signal, 4)
 		signal.Notify(c, unix.SIGUSR1, unix.SIGTERM, unix.SIGIO, unix.SIGHUP)
@@ -646,71 +644,125 @@ func fchmodDropped(op Op) (string, error) {
 	return data, unix.Fchmod(int(f.Fd()), uint32(mode))
 }
 
-// mountRW is op mount-rw: every way the command could make the read-only mount holding file writable, each
-// followed by an append of text and a chmod to 0604 through what it got. It returns one "step: errno" (or "ok")
-// per attempt, in order; the runner judges by the outside file alone.
-func mountRW(file, text string) string {
-	var steps []string
-	note := func(step string, err error) {
-		if err == nil {
-			steps = append(steps, step+": ok")
-			return
-		}
-		steps = append(steps, step+": "+errnoName(err))
+// xattrArgs is struct xattr_args (include/uapi/linux/xattr.h, 6.13): the value's address, its size and flags;
+// XATTR_ARGS_SIZE_VER0 = 16 bytes on 64-bit architectures.
+type xattrArgs struct {
+	Value *byte
+	Size  uint32
+	Flags uint32
+}
+
+// mountSteps records the steps of the mount-* ops as "name: ok" or "name: ERRNO"; steps that would change a
+// mount or make one are named "mount …", those that write through what the command got "write …".
+type mountSteps []string
+
+func (s *mountSteps) note(step string, err error) {
+	res := "ok"
+	if err != nil {
+		res = errnoName(err)
 	}
+	*s = append(*s, step+": "+res)
+}
+
+// write appends text to name (relative to the directory descriptor dfd) and chmods it 0604, as step how.
+func (s *mountSteps) write(how string, dfd int, name, text string) {
+	fd, err := unix.Openat(dfd, name, unix.O_WRONLY|unix.O_APPEND|unix.O_CLOEXEC, 0)
+	if err == nil {
+		_, err = unix.Write(fd, []byte(text))
+		unix.Close(fd)
+	}
+	s.note("write "+how+" append", err)
+	s.note("write "+how+" chmod", unix.Fchmodat(dfd, name, 0o604, 0))
+}
+
+// mountCloneRW is op mount-clone-rw. The clones are detached mounts of the command's own: making them changes no
+// mount of the table, so the op is safe to try on any host.
+func mountCloneRW(file, text string) string {
+	var s mountSteps
 	dir, base := filepath.Dir(file), filepath.Base(file)
-	// writeAt appends text to name (relative to the directory descriptor dfd) and chmods it.
-	writeAt := func(how string, dfd int, name string) {
-		fd, err := unix.Openat(dfd, name, unix.O_WRONLY|unix.O_APPEND|unix.O_CLOEXEC, 0)
-		if err == nil {
-			_, err = unix.Write(fd, []byte(text))
-			unix.Close(fd)
-		}
-		note(how+" append", err)
-		note(how+" chmod", unix.Fchmodat(dfd, name, 0o604, 0))
-	}
 	rw := &unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}
-	mp := mountPoint(file)
-	note("remount "+mp, unix.Mount("none", mp, "", unix.MS_REMOUNT|unix.MS_BIND, ""))
-	note("mount_setattr "+mp, unix.MountSetattr(unix.AT_FDCWD, mp, unix.AT_RECURSIVE, rw))
-	writeAt("after remount", unix.AT_FDCWD, file)
 	if fd, err := unix.OpenTree(unix.AT_FDCWD, dir, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC); err != nil {
-		note("open_tree", err)
+		s.note("mount open_tree clone", err)
 	} else {
-		note("open_tree clone mount_setattr", unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH, rw))
-		writeAt("open_tree clone", fd, base)
+		s.note("mount open_tree clone", nil)
+		s.note("mount mount_setattr clone", unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH, rw))
+		s.write("through the open_tree clone", fd, base, text)
 		unix.Close(fd)
 	}
 	// open_tree_attr(dfd, path, flags, struct mount_attr *, size) (6.15, include/uapi/linux/mount.h).
 	p, _ := unix.BytePtrFromString(dir)
 	dfd := unix.AT_FDCWD
-	r, _, e := unix.Syscall6(unix.SYS_OPEN_TREE_ATTR, uintptr(dfd), uintptr(unsafe.Pointer(p)),
+	fd, _, e := unix.Syscall6(unix.SYS_OPEN_TREE_ATTR, uintptr(dfd), uintptr(unsafe.Pointer(p)),
 		uintptr(unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC), uintptr(unsafe.Pointer(rw)), unsafe.Sizeof(*rw), 0)
 	if e != 0 {
-		note("open_tree_attr", e)
+		s.note("mount open_tree_attr clone", e)
 	} else {
-		writeAt("open_tree_attr clone", int(r), base)
-		unix.Close(int(r))
+		s.note("mount open_tree_attr clone", nil)
+		s.write("through the open_tree_attr clone", int(fd), base, text)
+		unix.Close(int(fd))
 	}
-	note("umount2 "+mp, unix.Unmount(mp, unix.MNT_DETACH))
-	writeAt("by path", unix.AT_FDCWD, file)
-	return strings.Join(steps, "; ")
+	return strings.Join(s, "; ")
 }
 
-// mountPoint is the mount point of /proc/self/mountinfo (field 5) that holds path: the longest that is path or
-// one of its parents ("/" when the file cannot be read).
-func mountPoint(path string) string {
-	best := "/"
-	b, _ := os.ReadFile("/proc/self/mountinfo")
+// mountTableRW is op mount-table-rw. Where confine fails to deny it, it changes the mount holding file: in
+// a mount namespace the command shares with the runner (the fallback), that is the host's.
+func mountTableRW(file, text string) string {
+	var s mountSteps
+	mp, err := mountPoint(file)
+	if err != nil {
+		s.note("find the mount", err)
+		return strings.Join(s, "; ")
+	}
+	// A remount must keep the flags a less privileged mount namespace cannot clear (nosuid, nodev, noexec, the
+	// atime flags), or it fails with EPERM for that reason alone; statfs' ST_* flags have the MS_* values.
+	var st unix.Statfs_t
+	keep := uintptr(0)
+	if unix.Statfs(mp, &st) == nil {
+		keep = uintptr(st.Flags) & (unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC | unix.MS_NOATIME | unix.MS_NODIRATIME | unix.MS_RELATIME)
+	}
+	s.note("mount remount "+mp, unix.Mount("none", mp, "", unix.MS_REMOUNT|unix.MS_BIND|keep, ""))
+	s.note("mount mount_setattr "+mp, unix.MountSetattr(unix.AT_FDCWD, mp, unix.AT_RECURSIVE, &unix.MountAttr{Attr_clr: unix.MOUNT_ATTR_RDONLY}))
+	s.write("by path after the remount", unix.AT_FDCWD, file, text)
+	s.note("mount umount2 "+mp, unix.Unmount(mp, unix.MNT_DETACH))
+	s.write("by path after the umount", unix.AT_FDCWD, file, text)
+	return strings.Join(s, "; ")
+}
+
+// mountPoint is the mount point of the mount holding path: the entry of /proc/self/mountinfo whose mount id
+// (field 1) is path's (statx STATX_MNT_ID, 5.8), its mount point (field 5) unescaped.
+func mountPoint(path string) (string, error) {
+	var stx unix.Statx_t
+	if err := unix.Statx(unix.AT_FDCWD, path, unix.AT_SYMLINK_NOFOLLOW, unix.STATX_MNT_ID, &stx); err != nil {
+		return "", err
+	}
+	if stx.Mask&unix.STATX_MNT_ID == 0 {
+		return "", fmt.Errorf("statx gave no mount id for %s", path)
+	}
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return "", err
+	}
+	id := strconv.FormatUint(stx.Mnt_id, 10)
 	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 5 {
-			continue
-		}
-		mp := f[4]
-		if (path == mp || strings.HasPrefix(path, strings.TrimSuffix(mp, "/")+"/")) && len(mp) > len(best) {
-			best = mp
+		if f := strings.Fields(line); len(f) >= 5 && f[0] == id {
+			return unescapeMountinfo(f[4]), nil
 		}
 	}
-	return best
+	return "", fmt.Errorf("mount id %s of %s is not in /proc/self/mountinfo", id, path)
+}
+
+// unescapeMountinfo undoes the octal escapes (\040 for a space, \011, \012, \134) of a mountinfo field.
+func unescapeMountinfo(f string) string {
+	var out []byte
+	for i := 0; i < len(f); i++ {
+		if f[i] == '\\' && i+3 < len(f) {
+			if n, err := strconv.ParseUint(f[i+1:i+4], 8, 8); err == nil {
+				out = append(out, byte(n))
+				i += 3
+				continue
+			}
+		}
+		out = append(out, f[i])
+	}
+	return string(out)
 }

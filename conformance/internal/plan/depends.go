@@ -14,14 +14,14 @@ var depends = map[string][]Dim{
 	// Argument parsing and usage refusals: decided before any backend is chosen.
 	"fail-closed/usage":            {},
 	"fail-closed/report-any-order": {},
-	// file_setattr is new in 6.17, setxattrat and removexattrat in 6.13, within ABI step 6 (6.12 to 7.0): the route
-	// exists only in some of its kernels.
+	// Every kernel, which an undeclared case gets too, declared here so that no one adds them to launchCases:
+	// file_setattr is new in 6.17, setxattrat and removexattrat in 6.13, open_tree_attr in 6.15, within ABI step 6
+	// (6.12 to 7.0): the route exists only in some of its kernels.
 	"side-channels/metadata-file-setattr":          All,
 	"side-channels/metadata-file-setattr-fallback": All,
 	"side-channels/metadata-xattrat":               All,
 	"side-channels/metadata-xattrat-fallback":      All,
-	// open_tree_attr is new in 6.15, within ABI step 6.
-	"boundary/mount-table-denied": All,
+	"boundary/mount-table-denied":                  All,
 }
 
 // launchCases are the cases, per family, whose outcome depends only on the launcher's decision and on who asks
