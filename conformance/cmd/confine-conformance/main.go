@@ -540,7 +540,8 @@ func configure(confine, scratchParent string, attempts int, destructive bool, ti
 			flags = []string{"--backend", forced}
 		}
 		env.LaunchMicros = launchMedian(confine, cfg.Scratch, flags)
-		env.Metadata, env.LaunchBackend = launchMetadata(confine, cfg.Scratch, flags)
+		env.Metadata, env.LaunchBackend = launchMetadata(nil, confine, cfg.Scratch, flags)
+		env.FallbackMetadata, _ = launchMetadata([]string{self, "no-namespaces", "--"}, confine, cfg.Scratch, flags)
 	}
 	return cfg, env, nil
 }
@@ -565,10 +566,11 @@ func launchMedian(confine, dir string, flags []string) int {
 }
 
 // launchMetadata is the report's metadata field (mount-layer, supervisor or seccomp-deny) and backend of one plain
-// launch here with flags, or "".
+// launch here with flags, run under the argv prefix wrap (none, or the no-namespaces wrapper of the fallback
+// cases), or "" where the launch gives no report (a refusal still gives one).
 // It says which layer closes metadata changes for this user on this kernel: where unprivileged user namespaces
 // are disabled, a non-root launch must fall back (supervisor, or seccomp-deny before issue 15).
-func launchMetadata(confine, dir string, flags []string) (metadata, backend string) {
+func launchMetadata(wrap []string, confine, dir string, flags []string) (metadata, backend string) {
 	yes, err := exec.LookPath("true")
 	if err != nil {
 		return "", ""
@@ -578,7 +580,8 @@ func launchMetadata(confine, dir string, flags []string) (metadata, backend stri
 		return "", ""
 	}
 	defer r.Close()
-	cmd := exec.Command(confine, append(append([]string{"--report-fd", "3", "--worktree", dir}, flags...), "--", yes)...)
+	argv := append(append(append(wrap, confine, "--report-fd", "3", "--worktree", dir), flags...), "--", yes)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.ExtraFiles = []*os.File{w}
 	err = cmd.Start()
 	w.Close()

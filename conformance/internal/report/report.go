@@ -97,6 +97,10 @@ type Column struct {
 	// HostEmulation is the host emulation the column's suite ran under (internal/hostemu), "" for none.
 	HostEmulation string `json:"host_emulation,omitempty"`
 	Metadata      string `json:"metadata,omitempty"` // mount-layer or seccomp-deny: a plain launch's report there
+	// LaunchBackend is the backend a plain launch chose there (Backend is what the suite ran under), and
+	// FallbackMetadata a launch's metadata where no namespace can be made (the fallback cases' path).
+	LaunchBackend    string `json:"launch_backend,omitempty"`
+	FallbackMetadata string `json:"fallback_metadata,omitempty"`
 	// Backend is the backend the column's confined commands ran under (landlock, bwrap or none), and BackendFlag
 	// the runner's --backend when it forced one.
 	Backend       string `json:"backend,omitempty"`
@@ -408,6 +412,7 @@ func (m *Matrix) addRun(k Column, evs []events.Event, exp *expect.File, caseIDs 
 		k.VM = k.VM || start.VMKernelID != ""
 		k.Pass, k.ABICap, k.KernelABI, k.Metadata = start.Pass, start.ABICap, start.KernelABI, start.Metadata
 		k.Backend, k.BackendFlag, k.Bwrap = start.Backend, start.BackendFlag, start.Bwrap
+		k.LaunchBackend, k.FallbackMetadata = start.LaunchBackend, start.FallbackMetadata
 		if start.HostEmulation != "" || k.HostEmulation == "" {
 			k.HostEmulation = start.HostEmulation
 		}
@@ -569,20 +574,21 @@ func (m *Matrix) addRun(k Column, evs []events.Event, exp *expect.File, caseIDs 
 // own expectation (FAIL < SKIP < EXPECTED-FAIL < PASS: a SKIP where this column expects PASS) makes the cell a
 // deviation: the standing column's own rules may allow what this column's do not.
 //
-// A case declared to follow the launcher's decision (deps gives it every dimension of plan.Launch) stood for this
-// column on the premise that both columns' launches take the same path; each column's launches report the path
-// they took (Column.Backend and Column.Metadata), and where the two differ the premise did not hold, so the case
-// ran in no column like this one: a FAIL that names both paths. The run-time path is not a dimension of the plan
-// (the launcher learns it on each kernel), so this is where a launcher change that moved some kernels to another
-// path is seen.
+// A case whose outcome follows the launcher's path (deps gives it plan.Backend) stood for this column on the
+// premise that both columns' launches take the same path; each column's probe launches report the path they took
+// (Column.LaunchBackend, Metadata, and FallbackMetadata where no namespace can be made), and where the two differ
+// the premise did not hold, so the case ran in no column like this one: a FAIL that names both paths. The
+// run-time path is not a dimension of the plan (the launcher learns it on each kernel), so this is where a
+// launcher change that moved some kernels to another path is seen.
 func (m *Matrix) checkElsewhere(deps func(id string) []plan.Dim) {
 	cells := map[[2]string]Result{} // by case and column
 	for _, r := range m.Results {
 		cells[[2]string{r.Case, r.KernelID}] = r
 	}
-	path := map[string]string{} // by column: the backend and metadata path its launches reported
+	path := map[string]string{} // by column: the path its probe launches reported
 	for _, k := range m.Kernels {
-		path[k.ID] = fmt.Sprintf("backend %s, metadata %s", orNone(k.Backend), orNone(k.Metadata))
+		path[k.ID] = fmt.Sprintf("backend %s, metadata %s, without namespaces %s", orNone(k.LaunchBackend),
+			orNone(k.Metadata), orNone(k.FallbackMetadata))
 	}
 	for i, r := range m.Results {
 		if r.Outcome != Elsewhere {
@@ -590,7 +596,7 @@ func (m *Matrix) checkElsewhere(deps func(id string) []plan.Dim) {
 		}
 		standing := cells[[2]string{r.Case, r.RanIn}]
 		got := standing.Outcome
-		if followsLaunch(deps(r.Case)) && standing.Outcome != "" && path[r.KernelID] != path[r.RanIn] {
+		if slices.Contains(deps(r.Case), plan.Backend) && standing.Outcome != "" && path[r.KernelID] != path[r.RanIn] {
 			m.Summary.Elsewhere--
 			m.Summary.Fail++
 			m.Results[i].Outcome = expect.Fail
@@ -622,17 +628,7 @@ func (m *Matrix) checkElsewhere(deps func(id string) []plan.Dim) {
 	}
 }
 
-// followsLaunch reports whether deps holds every dimension of plan.Launch: the case's outcome follows the
-// launcher's decision.
-func followsLaunch(deps []plan.Dim) bool {
-	for _, d := range plan.Launch {
-		if !slices.Contains(deps, d) {
-			return false
-		}
-	}
-	return true
-}
-
+// orNone is s, or "(none reported)" where s is empty.
 func orNone(s string) string {
 	if s == "" {
 		return "(none reported)"

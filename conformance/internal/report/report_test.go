@@ -501,32 +501,42 @@ func TestElsewhereJudgedByItsOwnExpectation(t *testing.T) {
 	assert.False(t, m.OK())
 }
 
-// A case that follows the launcher's decision stands on another column only where both columns' launches took the
-// same path; one declared on arch alone may stand on a column whose launches took another.
+// A case whose outcome follows the launcher's path stands on another column only where both columns' probe
+// launches took the same path (backend, metadata layer, and the layer without namespaces); one declared on arch
+// alone may stand on a column whose launches took another.
 func TestElsewhereNeedsTheSameLaunchPath(t *testing.T) {
 	deps := map[string][]plan.Dim{"a/launch": plan.Launch, "a/usage": {}}
+	col := func(id, backend, metadata, fallback string) Column {
+		return Column{ID: id, Backend: "landlock", LaunchBackend: backend, Metadata: metadata, FallbackMetadata: fallback}
+	}
 	m := &Matrix{
 		Kernels: []Column{
-			{ID: "6.1-amd64", Backend: "landlock", Metadata: "mount-layer"},
-			{ID: "6.1-amd64-no-namespaces", Backend: "landlock", Metadata: "supervisor"},
-			{ID: "6.12-amd64", Backend: "landlock", Metadata: "mount-layer"},
+			col("6.1-amd64", "landlock", "mount-layer", "supervisor"),
+			col("6.1-amd64-no-namespaces", "landlock", "supervisor", "supervisor"),
+			col("6.12-amd64", "landlock", "mount-layer", "supervisor"),
+			col("6.16-amd64", "landlock", "mount-layer", "seccomp-deny"),
+			col("6.17-amd64", "bwrap", "mount-layer", "supervisor"),
 		},
 		Results: []Result{
 			{Case: "a/launch", KernelID: "6.1-amd64", Outcome: expect.Pass, Expected: expect.Pass},
 			{Case: "a/launch", KernelID: "6.1-amd64-no-namespaces", Outcome: Elsewhere, RanIn: "6.1-amd64", Expected: expect.Pass},
 			{Case: "a/launch", KernelID: "6.12-amd64", Outcome: Elsewhere, RanIn: "6.1-amd64", Expected: expect.Pass},
+			{Case: "a/launch", KernelID: "6.16-amd64", Outcome: Elsewhere, RanIn: "6.1-amd64", Expected: expect.Pass},
+			{Case: "a/launch", KernelID: "6.17-amd64", Outcome: Elsewhere, RanIn: "6.1-amd64", Expected: expect.Pass},
 			{Case: "a/usage", KernelID: "6.1-amd64", Outcome: expect.Pass, Expected: expect.Pass},
 			{Case: "a/usage", KernelID: "6.1-amd64-no-namespaces", Outcome: Elsewhere, RanIn: "6.1-amd64", Expected: expect.Pass},
 		},
-		Summary: Summary{Pass: 2, Elsewhere: 3},
+		Summary: Summary{Pass: 2, Elsewhere: 5},
 	}
 	m.checkElsewhere(func(id string) []plan.Dim { return deps[id] })
-	assert.Equal(t, expect.Fail, m.Results[1].Outcome)
+	assert.Equal(t, expect.Fail, m.Results[1].Outcome, "another metadata layer")
 	assert.Equal(t, "the plan ran this case in 6.1-amd64 for the same launch, but launches took backend landlock, "+
-		"metadata supervisor here and backend landlock, metadata mount-layer there: the case ran in no column like "+
-		"this one (make matrix-full runs it here)", m.Results[1].Reason)
+		"metadata supervisor, without namespaces supervisor here and backend landlock, metadata mount-layer, without "+
+		"namespaces supervisor there: the case ran in no column like this one (make matrix-full runs it here)", m.Results[1].Reason)
 	assert.Equal(t, Elsewhere, m.Results[2].Outcome, "the same path")
-	assert.Equal(t, Elsewhere, m.Results[4].Outcome, "a case declared on arch alone")
-	assert.Equal(t, Summary{Pass: 2, Fail: 1, Elsewhere: 2}, m.Summary)
+	assert.Equal(t, expect.Fail, m.Results[3].Outcome, "another layer without namespaces")
+	assert.Equal(t, expect.Fail, m.Results[4].Outcome, "another backend chosen")
+	assert.Equal(t, Elsewhere, m.Results[6].Outcome, "a case declared on arch alone")
+	assert.Equal(t, Summary{Pass: 2, Fail: 3, Elsewhere: 2}, m.Summary)
 	assert.False(t, m.OK())
 }
