@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -37,4 +38,23 @@ func TestMainRejectsBadInput(t *testing.T) {
 	assert.Equal(t, 2, Main([]string{"not json"}, &out, &errOut))
 	assert.Equal(t, 2, Main([]string{`[{"op":"format-disk"}]`}, &out, &errOut))
 	assert.Contains(t, errOut.String(), "unknown op")
+}
+
+func TestUnescapeMountinfo(t *testing.T) {
+	assert.Equal(t, "/var/tmp/a b\tc\\d", unescapeMountinfo(`/var/tmp/a\040b\011c\134d`))
+	assert.Equal(t, `/x\04`, unescapeMountinfo(`/x\04`), "a cut escape stays as it is")
+	assert.Equal(t, "/", unescapeMountinfo("/"))
+}
+
+// The mount holding a file is found by its mount id: a file of this test's directory is on the mount
+// /proc/self/mountinfo gives for that directory, whatever the path's prefix says.
+func TestMountPoint(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "f")
+	require.NoError(t, os.WriteFile(f, nil, 0o644))
+	mp, err := mountPoint(f)
+	require.NoError(t, err)
+	assert.True(t, mp == "/" || dir == mp || strings.HasPrefix(dir, mp+"/"), "mount point %q of %q", mp, dir)
+	_, err = mountPoint(filepath.Join(dir, "none"))
+	assert.Error(t, err)
 }
