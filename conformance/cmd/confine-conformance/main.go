@@ -69,7 +69,7 @@ func main() {
 			os.Exit(0)
 		case "no-namespaces": // hidden: run confine where namespaces cannot be made (no mount layer)
 			os.Exit(nsdeny.Main(args[1:]))
-		case "host-emulation": // hidden: run a command under a host emulation (--host-emulation), or check one
+		case "host-emulation": // run a command under a host emulation (--host-emulation), or check one
 			os.Exit(hostemu.Main(args[1:]))
 		case "cases":
 			fmt.Print(suite.Markdown())
@@ -142,7 +142,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	hostEmulation := fs.String("host-emulation", os.Getenv("VM_HOST_EMULATION"), "run the whole suite (every confine launch, both passes) under this host emulation, a seccomp filter reproducing a host with no mount layer: "+
 		strings.Join(hostemu.Names, ", ")+" (internal/hostemu; default: $VM_HOST_EMULATION)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: confine-conformance --confine PATH [--family F] [--case ID] [--json] [flags]\n       confine-conformance report|cases|list …")
+		fmt.Fprintln(stderr, "usage: confine-conformance --confine PATH [--family F] [--case ID] [--json] [flags]\n"+
+			"       confine-conformance report|plan|race-rates|cases|list|git-table …\n"+
+			"       confine-conformance host-emulation NAME -- COMMAND …   (run COMMAND under a host emulation)")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -372,6 +374,43 @@ type pass struct {
 	once    sync.Once
 }
 
+// pathFlags are the flags whose value is a path.
+var pathFlags = map[string]bool{"confine": true, "race-rates": true, "plan": true, "scratch": true, "expect": true,
+	"wsl2-confine": true, "abicap-confine": true}
+
+// absPaths returns args with the value of each of pathFlags made absolute (as "-f v", "--f v", "-f=v" or
+// "--f=v"): startPass runs the second pass from /, where a relative path names another file.
+func absPaths(args []string) ([]string, error) {
+	out := append([]string(nil), args...)
+	for i := 0; i < len(out); i++ {
+		name, value, inline := strings.Cut(strings.TrimLeft(out[i], "-"), "=")
+		if !strings.HasPrefix(out[i], "-") || !pathFlags[name] {
+			continue
+		}
+		at := i
+		if !inline {
+			if i+1 >= len(out) {
+				break
+			}
+			at, value = i+1, out[i+1]
+			i++
+		}
+		if value == "" {
+			continue
+		}
+		abs, err := filepath.Abs(value)
+		if err != nil {
+			return nil, err
+		}
+		if inline {
+			out[at] = "--" + name + "=" + abs
+		} else {
+			out[at] = abs
+		}
+	}
+	return out, nil
+}
+
 // startPass re-executes this binary with args (less --also-as) as uid:gid, no supplementary groups, named
 // "nobody" for 65534 else "uid-N". Its scratch parent /var/tmp is created (mode 1777) when missing, as in the
 // VM guest. Each line it prints is relayed whole into w; its stderr is ours.
@@ -395,6 +434,9 @@ func startPass(args []string, uid int, w *events.Writer, stderr io.Writer) (*pas
 		default:
 			child = append(child, a)
 		}
+	}
+	if child, err = absPaths(child); err != nil {
+		return nil, err
 	}
 	if err := makeVarTmp(); err != nil {
 		return nil, err

@@ -145,8 +145,8 @@ func flock(f *os.File, how int) error {
 func (r *Runner) RunAll(cases []Case, env events.Env) events.Summary {
 	start := time.Now()
 	r.emit(events.Event{Action: events.Start, Env: &env})
-	r.textf("confine-conformance: kernel %s %s, Landlock %s ABI %d, root=%v, confine %s\n",
-		env.Kernel, env.Arch, env.Landlock, env.ABI, env.Root, env.Confine)
+	r.textf("confine-conformance: kernel %s %s, Landlock %s ABI %d, root=%v; under test: %s; the cases' helper: %s\n",
+		env.Kernel, env.Arch, env.Landlock, env.ABI, env.Root, env.Confine, env.Helper)
 	var sum events.Summary
 	if r.Cfg.RaceGate != "" {
 		g, err := openGate(r.Cfg.RaceGate)
