@@ -107,8 +107,9 @@ type Env struct {
 	Bwrap string `json:"bwrap,omitempty"`
 	// LaunchBackend is the report's backend field of the plain launch that gave Metadata: what confine chose.
 	LaunchBackend string `json:"launch_backend,omitempty"`
-	// FallbackMetadata is Metadata for a launch where no namespace can be made (the fallback cases' wrapper,
-	// internal/nsdeny): supervisor or seccomp-deny, "" where no backend enforces there (bwrap).
+	// FallbackMetadata is the report's metadata field for a launch where no namespace can be made (the fallback
+	// cases' wrapper, internal/nsdeny): supervisor or seccomp-deny under Landlock. The field is read whatever the
+	// launch's outcome: under bwrap, which cannot run there, the refusal's report still says mount-layer.
 	FallbackMetadata string `json:"fallback_metadata,omitempty"`
 	// CaseSeconds is each case's own time bound: a case still running then ends as FAIL.
 	CaseSeconds float64 `json:"case_seconds,omitempty"`
