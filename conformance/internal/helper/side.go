@@ -751,7 +751,8 @@ func mountPoint(path string) (string, error) {
 	return "", fmt.Errorf("mount id %s of %s is not in /proc/self/mountinfo", id, path)
 }
 
-// unescapeMountinfo undoes the octal escapes (\040 for a space, \011, \012, \134) of a mountinfo field.
+// unescapeMountinfo undoes the octal escapes (\040 for a space, \011, \012, \134) of a mountinfo field. The
+// launcher has its own (sandbox/launch/mounts.go); the suite does not import the code it tests.
 func unescapeMountinfo(f string) string {
 	var out []byte
 	for i := 0; i < len(f); i++ {

@@ -596,7 +596,7 @@ func (m *Matrix) checkElsewhere(deps func(id string) []plan.Dim) {
 		}
 		standing := cells[[2]string{r.Case, r.RanIn}]
 		got := standing.Outcome
-		if slices.Contains(deps(r.Case), plan.Backend) && standing.Outcome != "" && path[r.KernelID] != path[r.RanIn] {
+		if slices.Contains(deps(r.Case), plan.Backend) && got != "" && path[r.KernelID] != path[r.RanIn] {
 			m.Summary.Elsewhere--
 			m.Summary.Fail++
 			m.Results[i].Outcome = expect.Fail

@@ -373,15 +373,14 @@ func controlWriteOps(t *T) {
 	}
 }
 
-// contentAndMode is path's content and permission bits, as "content %q, mode 0NNN"; it fails the case where path
+// contentAndMode is path's content and mode (modeOf), as "content %q, mode 0NNN"; it fails the case where path
 // cannot be read.
 func contentAndMode(t *T, path string) string {
 	b, err := os.ReadFile(path)
-	fi, serr := os.Lstat(path)
-	if err != nil || serr != nil {
-		t.Fatalf("read %s: %v %v", path, err, serr)
+	if err != nil {
+		t.Fatalf("read %s: %v", path, err)
 	}
-	return fmt.Sprintf("content %q, mode %#o", b, fi.Mode().Perm())
+	return fmt.Sprintf("content %q, mode %#o", b, modeOf(path))
 }
 
 // metaRoute is one metadata route of the boundary/metadata-* cases: a helper op, what it changes, and the value it
