@@ -72,10 +72,12 @@ payload: build vm-build ## Bazel's linux and WSL2 launchers, the confine_abicap 
 	done
 	scripts/payload-binfmt-modules.sh $(VM) $(PAYLOAD) $(PAYLOAD_KERNELS)
 
-matrix: payload vm-build conformance-build ## the gate: boot every kernel of vm/kernels.json, run the suite in each as root and as nobody where the plan says a case can differ (confine-conformance plan), race power RACE_POWER; MATRIX_FLAGS="--kernels ID,…" runs a subset (reported as one, every case in it; --arch A keeps the plan)
+# The matrix installs what it builds and boots with first (Go, Bazel's chroot and its host commands, QEMU and the
+# archive keyring the kernel fetches trust), so that it works on a fresh machine without make deps.
+matrix: go-deps bazel-deps vm-deps payload vm-build conformance-build ## the gate: boot every kernel of vm/kernels.json, run the suite in each as root and as nobody where the plan says a case can differ (confine-conformance plan), race power RACE_POWER; MATRIX_FLAGS="--kernels ID,…" runs a subset (reported as one, every case in it; --arch A keeps the plan)
 	PLAN=$(if $(filter --kernel% -kernel% --shard% -shard%,$(MATRIX_FLAGS)),,1) RACE_POWER=$(RACE_POWER) RACE_MAX=$(MATRIX_RACE_MAX) scripts/conformance-matrix.sh $(VM) $(PAYLOAD) $(CONFORMANCE) $(REPORTS) $(MATRIX_TOCTOU_ATTEMPTS) $(VM_JOBS) $(MATRIX_FLAGS)
 
-matrix-full: payload vm-build conformance-build ## the release's matrix: every case in every column (no plan), race power RELEASE_RACE_POWER
+matrix-full: go-deps bazel-deps vm-deps payload vm-build conformance-build ## the release's matrix: every case in every column (no plan), race power RELEASE_RACE_POWER
 	PLAN= RACE_POWER=$(RELEASE_RACE_POWER) RACE_MAX=$(RELEASE_RACE_MAX) scripts/conformance-matrix.sh $(VM) $(PAYLOAD) $(CONFORMANCE) $(REPORTS) $(MATRIX_TOCTOU_ATTEMPTS) $(VM_JOBS) $(MATRIX_FLAGS)
 
 matrix-report: conformance-build ## the kernel × case report from existing reports/vm results (e.g. merged CI shards)
