@@ -121,10 +121,12 @@ func metadataSwapCases() []Case {
 			"once, to a descriptor, check that it lies beneath a writable root, and act on that descriptor; one " +
 			"that checks a path and then acts by path again can be raced. Inside the worktree the command runs two " +
 			"threads: one exchanges (renameat2 RENAME_EXCHANGE) a directory d with a symlink to an outside " +
-			"directory as fast as it can; the other calls chmod, utimensat and setxattr on d/file in a loop, the " +
-			"toctou attempt count times each. Nothing outside may ever change: the runner snapshots the outside " +
-			"directory (modes, owners, times, ctime, xattrs) before and after, and checks that every change that " +
-			"reported success landed in the worktree's file. Under the mount layer the kernel resolves the path " +
+			"directory as fast as it can; the other calls chmod, utimensat and setxattr on d/file in a loop, 50 " +
+			"times each. One attempt is one such launch, since the calls of one launch do not win independently; " +
+			"the attempts are planned from the measured win rate of a supervisor that acts by path " +
+			"(conformance/race-rates.json). Nothing outside may ever change: the outside file's ctime is checked " +
+			"after every launch, the runner snapshots the outside directory (modes, owners, times, ctime, xattrs) " +
+			"before and after, and every change that reported success must have landed in the worktree's file. Under the mount layer the kernel resolves the path " +
 			"itself, so the case checks that mode too."
 		exp := []Expect{{"ABI ≥ 1, mount-layer", "each call succeeds (landing inside) or fails with EROFS; the outside directory unchanged"}}
 		if fallback {
@@ -135,8 +137,16 @@ func metadataSwapCases() []Case {
 			exp = []Expect{{"ABI ≥ 1, supervisor", "each call succeeds (landing inside) or fails with EPERM; the outside directory unchanged"},
 				{"ABI ≥ 1, seccomp-deny (launchers before issue 15)", "every call fails with EPERM (the race is moot, noted); the outside directory unchanged"}}
 		}
-		return Case{ID: id, Title: title, Rationale: rat, Expect: append(exp, noLandlockRowFor(fallback)), Needs: needsFallback(fallback),
+		c := Case{ID: id, Title: title, Rationale: rat, Expect: append(exp, noLandlockRowFor(fallback)), Needs: needsFallback(fallback),
 			Setup: metadataSwapSetup, Run: func(t *T) { metadataSwap(t, fallback) }}
+		if !fallback {
+			// Where this case's launch gets the supervisor (no mount namespace to be had) it is the fallback's
+			// race; under the mount layer the kernel resolves the path and no planted bug can win it. So the
+			// fallback's measured rate plans it: the supervisor-act-by-path mutant is caught by the fallback
+			// on any host, while this case meets the supervisor only on some kernels.
+			c.RateOf = id + "-fallback"
+		}
+		return c
 	}
 	return []Case{mk(false), mk(true)}
 }
@@ -153,33 +163,54 @@ func metadataSwapSetup(t *T) {
 	mustSymlink(t, racedir, arena+"/alt")
 }
 
-// metadataSwapRounds bounds the rounds of metadataSwap's race: on a loaded machine a round of few attempts can
-// see the swapper exchange only an odd number of times, so that every call meets the symlink and the race proves
-// nothing either way; another round is run then, its outcomes judged with the others.
-const metadataSwapRounds = 4
+// metadataSwapCalls is how many times each metadata call races the swapper in one attempt, one launch. An
+// attempt is a launch, not a call: the calls of one launch do not win independently (a launch of the
+// supervisor-act-by-path mutant wins many of its calls or none, on this host 25-77 of 300 or 0), so a win rate
+// per call would promise a power the case does not have; launches are measured and planned like the start
+// races' (conformance/race-rates.json, internal/power).
+const metadataSwapCalls = 50
 
+// metadataSwapExtra bounds the launches added when none of the planned ones had a call succeed: on a loaded
+// machine a launch can see the swapper exchange an odd number of times, so that every call meets the symlink
+// and the race proves nothing either way.
+const metadataSwapExtra = 4
+
+// metadataSwap runs t.Cfg().Attempts launches of the race-metadata op. After each launch it compares the outside
+// file's ctime with the one it last saw: any change (chmod, utimensat, setxattr all set ctime) is a write that
+// landed outside, which stops the case with its attempt number, or, when measuring a planted bug's win rate
+// (Config.MeasureRaces), counts one win and restores the file.
 func metadataSwap(t *T, fallback bool) {
-	arena := t.WT + "/arena"
-	n := t.Cfg().Attempts
+	arena, outside := t.WT+"/arena", t.Out+"/racedir/file"
+	ctime := func() unix.Timespec {
+		var st unix.Stat_t
+		if err := unix.Lstat(outside, &st); err != nil {
+			t.Fatalf("outside: %v", err)
+		}
+		return st.Ctim
+	}
+	seen := ctime()
 	var m string
 	c := helper.RaceCounts{Calls: map[string]map[string]int{}}
-	for round := 0; round < metadataSwapRounds && c.Calls["chmod"]["ok"]+c.Calls["utimensat"]["ok"]+c.Calls["setxattr"]["ok"] == 0; round++ {
-		r, res := t.HelperRun(t.Flags(), Opts{NoNamespaces: fallback}, helper.Op{Op: "race-metadata", Path: arena + "/d", Path2: arena + "/alt", Arg: strconv.Itoa(n)})
+	okTotal := func() int { return c.Calls["chmod"]["ok"] + c.Calls["utimensat"]["ok"] + c.Calls["setxattr"]["ok"] }
+	t.Measured = t.Cfg().MeasureRaces
+	n := t.Cfg().Attempts
+	for i := 0; i < n || (okTotal() == 0 && i < n+metadataSwapExtra); i++ {
+		t.Attempts = i + 1
+		r, res := t.HelperRun(t.Flags(), Opts{NoNamespaces: fallback}, helper.Op{Op: "race-metadata", Path: arena + "/d", Path2: arena + "/alt", Arg: strconv.Itoa(metadataSwapCalls)})
 		if r.Report == nil {
-			t.Fatalf("no report on --report-fd")
+			t.Fatalf("attempt %d: no report on --report-fd", i)
 		}
 		m = r.Report.Metadata
 		if fallback {
 			t.WantFallback(r)
 		}
 		if !res[0].OK {
-			t.Fatalf("race-metadata: %s", res[0].Errno)
+			t.Fatalf("attempt %d: race-metadata: %s", i, res[0].Errno)
 		}
 		var rc helper.RaceCounts
 		if err := json.Unmarshal([]byte(res[0].Data), &rc); err != nil {
-			t.Fatalf("race-metadata data %q: %v", res[0].Data, err)
+			t.Fatalf("attempt %d: race-metadata data %q: %v", i, res[0].Data, err)
 		}
-		t.Logf("%s: round %d: %d attempts, %d swaps: %v", m, round+1, n, rc.Swaps, rc.Calls)
 		c.Swaps += rc.Swaps
 		if rc.Error != "" {
 			c.Error = rc.Error
@@ -192,11 +223,24 @@ func metadataSwap(t *T, fallback bool) {
 				c.Calls[call][k] += v
 			}
 		}
-		t.Attempts += n
+		if now := ctime(); now != seen {
+			msg := fmt.Sprintf("attempt %d: the outside file changed (its ctime moved; calls this launch: %v)", i, rc.Calls)
+			if !t.Cfg().MeasureRaces {
+				t.Fatalf("%s", msg)
+			}
+			// Measuring a planted bug's win rate: count the win, put the file back, race on.
+			t.Wins++
+			t.Errorf("%s", msg)
+			_ = os.Chmod(outside, 0o640)
+			setTimes(t, outside, wfTime1)
+			_ = unix.Setxattr(outside, "user.race", []byte("outside"), 0)
+			seen = ctime()
+		}
 		if m == "seccomp-deny" {
-			break // every call is denied: another round would prove no more
+			break // every call is denied: another launch would prove no more
 		}
 	}
+	t.Logf("%s: %d launches of %d calls each, %d swaps: %v", m, t.Attempts, metadataSwapCalls, c.Swaps, c.Calls)
 	if c.Error != "" {
 		t.Errorf("the swapper stopped: %s", c.Error)
 	}
@@ -204,10 +248,10 @@ func metadataSwap(t *T, fallback bool) {
 		t.Errorf("no exchange happened: the race proved nothing")
 	}
 	// The outside file, explicitly (the invariant snapshot compares the rest of the outside tree).
-	if msg := wantModeTime(t.Out+"/racedir/file", 0o640, wfTime1, true); msg != "" {
+	if msg := wantModeTime(outside, 0o640, wfTime1, true); msg != "" {
 		t.Errorf("outside: %s", msg)
 	}
-	if v := getxattr(t.Out+"/racedir/file", "user.race"); v != "outside" && !strings.HasPrefix(v, "<") {
+	if v := getxattr(outside, "user.race"); v != "outside" && !strings.HasPrefix(v, "<") {
 		t.Errorf("outside: user.race is %q, want %q", v, "outside")
 	}
 	// Where the real directory is now: d, or alt when the last exchange left d the symlink.
@@ -223,7 +267,6 @@ func metadataSwap(t *T, fallback bool) {
 	if allowed == nil {
 		t.Fatalf("report.metadata %q, want mount-layer, supervisor or seccomp-deny", m)
 	}
-	okTotal := 0
 	for call, outcomes := range c.Calls {
 		for k, v := range outcomes {
 			noXattr := call == "setxattr" && (k == "EOPNOTSUPP" || k == "ENOTSUP")
@@ -231,13 +274,12 @@ func metadataSwap(t *T, fallback bool) {
 				t.Errorf("%s: %s answered %s %d times; want only %s", m, call, k, v, strings.Join(allowed, " or "))
 			}
 		}
-		okTotal += outcomes["ok"]
 	}
 	if m == "seccomp-deny" {
 		t.Logf("note: seccomp-deny (the fallback before issue 15) denies every call, so the race is moot here; it is the supervisor's")
 		return
 	}
-	if okTotal == 0 {
+	if okTotal() == 0 {
 		t.Errorf("%s: no call succeeded: the race never took the inside branch and proved nothing", m)
 	}
 	// Every change that reported success is on the worktree's file.
