@@ -255,7 +255,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		col := power.Column{Where: env.RaceWhere, Arch: runtime.GOARCH, Backend: cfg.Backend, User: env.User}
 		cfg.RacePlans = map[string]power.Plan{}
 		for _, c := range suite.All() {
-			if p, ok := rates.For(c.ID, col, *racePower, *raceMin, *raceMax); ok {
+			if p, ok := rates.For(c.RateID(), col, *racePower, *raceMin, *raceMax); ok {
+				if c.RateOf != "" {
+					p.Source += ", the rate of " + c.RateOf
+				}
 				cfg.RacePlans[c.ID] = p
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/confine-dev/confine/conformance/internal/expect"
+	"github.com/confine-dev/confine/conformance/internal/power"
 )
 
 // TestCatalogueUpToDate fails when CASES.md differs from what the code generates: run `go generate ./...` in
@@ -39,6 +40,32 @@ func TestCatalogueShape(t *testing.T) {
 	}
 	for _, f := range Families {
 		assert.Positive(t, perFamily[f], "family %s has no case", f)
+	}
+}
+
+// TestRateOf: a case planned by another's measured win rate names a real case that has its own, and every case
+// of race-rates.json is a real case (a rename would otherwise leave a race case at its fixed count, silently).
+func TestRateOf(t *testing.T) {
+	ids := map[string]Case{}
+	for _, c := range All() {
+		ids[c.ID] = c
+	}
+	borrowed := 0
+	for _, c := range All() {
+		if c.RateOf == "" {
+			continue
+		}
+		borrowed++
+		of, ok := ids[c.RateOf]
+		if assert.True(t, ok, "%s: RateOf %s is no case", c.ID, c.RateOf) {
+			assert.Empty(t, of.RateOf, "%s: RateOf %s borrows a rate itself", c.ID, c.RateOf)
+		}
+	}
+	assert.Positive(t, borrowed, "toctou-symlink-swap/metadata-swap borrows its fallback's rate")
+	rates, err := power.Load("../../race-rates.json")
+	require.NoError(t, err)
+	for _, r := range rates.Rates {
+		assert.Contains(t, ids, r.Case, "race-rates.json names a case that does not exist")
 	}
 }
 
