@@ -10,7 +10,7 @@
 # With MEASURE > 0 it first measures the race cases' win rates against their mutants: each race case a host
 # mutant's Caught-by names runs MEASURE attempts with --measure-races (every attempt counted, none stopping the
 # case) as this user, as nobody when root, and with --backend bwrap where bwrap is installed; with
-# MUTANTS_MEASURE_VM="ID ..." also in those VM kernels (root and nobody). The merged rates go to
+# MUTANTS_MEASURE_VM="ID ..." also in those VM kernels (root and nobody, one vCPU as in make matrix). The merged rates go to
 # WORKDIR/race-rates.json, and with MUTANTS_RECORD=1 over RATES, for review like any change to expected.yaml.
 # MUTANTS="name ..." narrows the run to those patches (default: every one).
 # usage: scripts/conformance-mutants.sh CONFINE RUNNER VM WORKDIR TOCTOU_ATTEMPTS RATES [MEASURE]
@@ -99,14 +99,20 @@ if [ "$measure" -gt 0 ]; then
 		fi
 		if [ -f /usr/bin/bwrap ] || [ -f /bin/bwrap ] || [ -f /usr/local/bin/bwrap ]; then
 			"$runner" --confine "$work/$name/confine" "${args[@]}" --backend bwrap --json --measure-races --toctou-attempts "$measure" >"$m/bwrap.jsonl" || true
-			measured+=("$m/bwrap.jsonl")
+			# A case that cannot run under bwrap (the fallbacks need Landlock) skips there and measures nothing.
+			if grep -q '"Measured":true' "$m/bwrap.jsonl"; then
+				measured+=("$m/bwrap.jsonl")
+			else
+				echo "conformance-mutants: $name: nothing measured under --backend bwrap (the cases skip there)"
+			fi
 		fi
 		for id in ${MUTANTS_MEASURE_VM:-}; do
 			a=$(arch "$id")
 			(cd "$work/$name/sandbox" && GOWORK=off CGO_ENABLED=0 GOARCH=$a go build -trimpath -o "$m/vm-confine-$a" ./cmd/confine)
 			(cd conformance && GOARCH=$a CGO_ENABLED=0 go build -trimpath -o "$m/vm-runner-$a" ./cmd/confine-conformance)
 			payload "$m/payload" "$m/vm-confine-$a" "$m/vm-runner-$a" "$a"
-			"$vm" run --jobs 1 --kernels "$id" --results "$m/vm" --payload "$m/payload/{arch}" -- \
+			# One vCPU, what make matrix's VMs get (VM_JOBS defaults to nproc): a race's win rate depends on it.
+			"$vm" run --jobs 1 --cpus 1 --kernels "$id" --results "$m/vm" --payload "$m/payload/{arch}" -- \
 				/payload/confine-conformance --confine /payload/confine "${args[@]}" --json --also-as 65534 \
 				--measure-races --toctou-attempts "$measure" || true
 			measured+=("$m/vm/$id.out")
