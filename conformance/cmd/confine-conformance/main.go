@@ -255,9 +255,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		col := power.Column{Where: env.RaceWhere, Arch: runtime.GOARCH, Backend: cfg.Backend, User: env.User}
 		cfg.RacePlans = map[string]power.Plan{}
 		for _, c := range suite.All() {
-			if p, ok := rates.For(c.RateID(), col, *racePower, *raceMin, *raceMax); ok {
-				if c.RateOf != "" {
-					p.Source += ", the rate of " + c.RateOf
+			id := c.ID
+			if c.SupervisorRateOf != "" {
+				if env.Metadata != "supervisor" {
+					continue
+				}
+				id = c.SupervisorRateOf
+			}
+			if p, ok := rates.For(id, col, *racePower, *raceMin, *raceMax); ok {
+				if id != c.ID {
+					p.Source += ", the rate of " + id
 				}
 				cfg.RacePlans[c.ID] = p
 			}

@@ -43,30 +43,34 @@ func TestCatalogueShape(t *testing.T) {
 	}
 }
 
-// TestRateOf: a case planned by another's measured win rate names a real case that has its own, and every case
-// of race-rates.json is a real case (a rename would otherwise leave a race case at its fixed count, silently).
-func TestRateOf(t *testing.T) {
+// TestSupervisorRateOf: a case planned by another's measured win rate names a real case that is planned by its
+// own, and has one in race-rates.json (else the borrower would drop to its fixed count, silently); every case
+// of race-rates.json is a real case.
+func TestSupervisorRateOf(t *testing.T) {
+	rates, err := power.Load("../../race-rates.json")
+	require.NoError(t, err)
 	ids := map[string]Case{}
 	for _, c := range All() {
 		ids[c.ID] = c
 	}
+	rated := map[string]bool{}
+	for _, r := range rates.Rates {
+		assert.Contains(t, ids, r.Case, "race-rates.json names a case that does not exist")
+		rated[r.Case] = rated[r.Case] || r.Wins > 0
+	}
 	borrowed := 0
 	for _, c := range All() {
-		if c.RateOf == "" {
+		if c.SupervisorRateOf == "" {
 			continue
 		}
 		borrowed++
-		of, ok := ids[c.RateOf]
-		if assert.True(t, ok, "%s: RateOf %s is no case", c.ID, c.RateOf) {
-			assert.Empty(t, of.RateOf, "%s: RateOf %s borrows a rate itself", c.ID, c.RateOf)
+		of, ok := ids[c.SupervisorRateOf]
+		if assert.True(t, ok, "%s: SupervisorRateOf %s is no case", c.ID, c.SupervisorRateOf) {
+			assert.Empty(t, of.SupervisorRateOf, "%s: %s borrows a rate itself", c.ID, of.ID)
+			assert.True(t, rated[of.ID], "%s: %s has no measured rate with a win in race-rates.json", c.ID, of.ID)
 		}
 	}
 	assert.Positive(t, borrowed, "toctou-symlink-swap/metadata-swap borrows its fallback's rate")
-	rates, err := power.Load("../../race-rates.json")
-	require.NoError(t, err)
-	for _, r := range rates.Rates {
-		assert.Contains(t, ids, r.Case, "race-rates.json names a case that does not exist")
-	}
 }
 
 func TestSelect(t *testing.T) {

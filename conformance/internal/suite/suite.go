@@ -21,17 +21,10 @@ type Case struct {
 	Needs     Needs
 	Setup     func(t *T) // optional: fixtures created before the invariant snapshot
 	Run       func(t *T)
-	// RateOf, where set, is the race case whose measured win rate (conformance/race-rates.json) plans this
-	// race case's attempts: the two race the same launch wherever a planted bug can win this one.
-	RateOf string
-}
-
-// RateID is the case id whose measured win rate plans c's attempts: c.RateOf, else c.ID.
-func (c Case) RateID() string {
-	if c.RateOf != "" {
-		return c.RateOf
-	}
-	return c.ID
+	// SupervisorRateOf, where set, is the race case whose measured win rate (conformance/race-rates.json) plans
+	// this one in a column whose plain launch gets the supervisor (report.metadata): there the two race the same
+	// supervisor, the only layer whose planted bug can win them. Elsewhere this case has no plan.
+	SupervisorRateOf string
 }
 
 // Expect is one row of a case's expected-result table: on which kind of kernel, what happens.

@@ -1,7 +1,9 @@
 package suite
 
 import (
+	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -123,8 +125,8 @@ func metadataSwapCases() []Case {
 			"threads: one exchanges (renameat2 RENAME_EXCHANGE) a directory d with a symlink to an outside " +
 			"directory as fast as it can; the other calls chmod, utimensat and setxattr on d/file in a loop, 50 " +
 			"times each. One attempt is one such launch, since the calls of one launch do not win independently; " +
-			"the attempts are planned from the measured win rate of a supervisor that acts by path " +
-			"(conformance/race-rates.json). Nothing outside may ever change: the outside file's ctime is checked " +
+			"where the launch gets the supervisor, the attempts are planned from the measured win rate of a " +
+			"supervisor that acts by path (conformance/race-rates.json). Nothing outside may ever change: the outside file's ctime is checked " +
 			"after every launch, the runner snapshots the outside directory (modes, owners, times, ctime, xattrs) " +
 			"before and after, and every change that reported success must have landed in the worktree's file. Under the mount layer the kernel resolves the path " +
 			"itself, so the case checks that mode too."
@@ -141,10 +143,10 @@ func metadataSwapCases() []Case {
 			Setup: metadataSwapSetup, Run: func(t *T) { metadataSwap(t, fallback) }}
 		if !fallback {
 			// Where this case's launch gets the supervisor (no mount namespace to be had) it is the fallback's
-			// race; under the mount layer the kernel resolves the path and no planted bug can win it. So the
-			// fallback's measured rate plans it: the supervisor-act-by-path mutant is caught by the fallback
-			// on any host, while this case meets the supervisor only on some kernels.
-			c.RateOf = id + "-fallback"
+			// race, and the fallback's measured rate plans it (the supervisor-act-by-path mutant is measured on
+			// the fallback, which meets the supervisor on any host). Under the mount layer or bwrap the kernel
+			// resolves the path and no planted bug can win: there it has no plan and no power to report.
+			c.SupervisorRateOf = id + "-fallback"
 		}
 		return c
 	}
@@ -175,10 +177,13 @@ const metadataSwapCalls = 50
 // and the race proves nothing either way.
 const metadataSwapExtra = 4
 
-// metadataSwap runs t.Cfg().Attempts launches of the race-metadata op. After each launch it compares the outside
-// file's ctime with the one it last saw: any change (chmod, utimensat, setxattr all set ctime) is a write that
-// landed outside, which stops the case with its attempt number, or, when measuring a planted bug's win rate
-// (Config.MeasureRaces), counts one win and restores the file.
+// metadataSwap runs the race-metadata op in t.Cfg().Attempts launches: the attempts a measured win rate planned,
+// or a measuring run's count. Without a plan (the plain case under the mount layer or bwrap, where no planted bug
+// can win it) the fixed count counts calls, as it did when one launch was the whole race: ⌈count/50⌉ launches.
+// More launches follow, up to metadataSwapExtra, while no call has succeeded; a seccomp-deny launcher ends it at
+// the first. After each launch the outside file is compared with what it was: any change (chmod, utimensat and
+// setxattr all move its ctime) is a call that landed outside, which stops the case with its attempt number, or,
+// when measuring a planted bug's win rate (Config.MeasureRaces), counts one win and puts the file back.
 func metadataSwap(t *T, fallback bool) {
 	arena, outside := t.WT+"/arena", t.Out+"/racedir/file"
 	ctime := func() unix.Timespec {
@@ -188,28 +193,44 @@ func metadataSwap(t *T, fallback bool) {
 		}
 		return st.Ctim
 	}
+	// changed is what differs from the outside file's fixture, or "" (its ctime is compared separately).
+	changed := func() string {
+		if msg := wantModeTime(outside, 0o640, wfTime1, true); msg != "" {
+			return msg
+		}
+		if v := getxattr(outside, "user.race"); v != "outside" && !strings.HasPrefix(v, "<") {
+			return fmt.Sprintf("%s has user.race %q, want %q", outside, v, "outside")
+		}
+		return ""
+	}
 	seen := ctime()
 	var m string
 	c := helper.RaceCounts{Calls: map[string]map[string]int{}}
 	okTotal := func() int { return c.Calls["chmod"]["ok"] + c.Calls["utimensat"]["ok"] + c.Calls["setxattr"]["ok"] }
 	t.Measured = t.Cfg().MeasureRaces
 	n := t.Cfg().Attempts
+	if _, planned := t.Cfg().RacePlans[t.c.ID]; !planned && !t.Cfg().MeasureRaces {
+		n = (n + metadataSwapCalls - 1) / metadataSwapCalls
+	}
 	for i := 0; i < n || (okTotal() == 0 && i < n+metadataSwapExtra); i++ {
 		t.Attempts = i + 1
 		r, res := t.HelperRun(t.Flags(), Opts{NoNamespaces: fallback}, helper.Op{Op: "race-metadata", Path: arena + "/d", Path2: arena + "/alt", Arg: strconv.Itoa(metadataSwapCalls)})
 		if r.Report == nil {
-			t.Fatalf("attempt %d: no report on --report-fd", i)
+			t.Fatalf("attempt %d: no report on --report-fd", t.Attempts)
+		}
+		if m != "" && r.Report.Metadata != m {
+			t.Fatalf("attempt %d: report.metadata %q, where the attempts before had %q", t.Attempts, r.Report.Metadata, m)
 		}
 		m = r.Report.Metadata
 		if fallback {
 			t.WantFallback(r)
 		}
 		if !res[0].OK {
-			t.Fatalf("attempt %d: race-metadata: %s", i, res[0].Errno)
+			t.Fatalf("attempt %d: race-metadata: %s", t.Attempts, res[0].Errno)
 		}
 		var rc helper.RaceCounts
 		if err := json.Unmarshal([]byte(res[0].Data), &rc); err != nil {
-			t.Fatalf("attempt %d: race-metadata data %q: %v", i, res[0].Data, err)
+			t.Fatalf("attempt %d: race-metadata data %q: %v", t.Attempts, res[0].Data, err)
 		}
 		c.Swaps += rc.Swaps
 		if rc.Error != "" {
@@ -223,17 +244,21 @@ func metadataSwap(t *T, fallback bool) {
 				c.Calls[call][k] += v
 			}
 		}
-		if now := ctime(); now != seen {
-			msg := fmt.Sprintf("attempt %d: the outside file changed (its ctime moved; calls this launch: %v)", i, rc.Calls)
+		if diff := changed(); diff != "" || ctime() != seen {
+			msg := fmt.Sprintf("attempt %d: a call landed outside (%s; calls this launch: %v)", t.Attempts, cmp.Or(diff, "its ctime moved"), rc.Calls)
 			if !t.Cfg().MeasureRaces {
 				t.Fatalf("%s", msg)
 			}
 			// Measuring a planted bug's win rate: count the win, put the file back, race on.
 			t.Wins++
 			t.Errorf("%s", msg)
-			_ = os.Chmod(outside, 0o640)
+			if err := os.Chmod(outside, 0o640); err != nil {
+				t.Fatalf("restoring the outside file: %v", err)
+			}
 			setTimes(t, outside, wfTime1)
-			_ = unix.Setxattr(outside, "user.race", []byte("outside"), 0)
+			if err := unix.Setxattr(outside, "user.race", []byte("outside"), 0); err != nil && !errors.Is(err, unix.EOPNOTSUPP) {
+				t.Fatalf("restoring the outside file: %v", err)
+			}
 			seen = ctime()
 		}
 		if m == "seccomp-deny" {
@@ -248,11 +273,8 @@ func metadataSwap(t *T, fallback bool) {
 		t.Errorf("no exchange happened: the race proved nothing")
 	}
 	// The outside file, explicitly (the invariant snapshot compares the rest of the outside tree).
-	if msg := wantModeTime(outside, 0o640, wfTime1, true); msg != "" {
-		t.Errorf("outside: %s", msg)
-	}
-	if v := getxattr(outside, "user.race"); v != "outside" && !strings.HasPrefix(v, "<") {
-		t.Errorf("outside: user.race is %q, want %q", v, "outside")
+	if diff := changed(); diff != "" {
+		t.Errorf("outside: %s", diff)
 	}
 	// Where the real directory is now: d, or alt when the last exchange left d the symlink.
 	real := arena + "/d"
