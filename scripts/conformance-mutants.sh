@@ -73,6 +73,16 @@ build() {
 	(cd "$src/sandbox" && GOWORK=off CGO_ENABLED=0 GOARCH=$3 go build -trimpath -o "$src/confine" ./cmd/confine)
 }
 
+# keep FILE: add FILE to the measurements when a race case counted its wins there; a case that cannot run there
+# (the fallbacks skip under bwrap) measures nothing, and race-rates would fail on the file.
+keep() {
+	if grep -q '"Measured":true' "$1"; then
+		measured+=("$1")
+	else
+		echo "conformance-mutants: $name: nothing measured in $1 (the cases skipped or could not run there)"
+	fi
+}
+
 # The race cases a Caught-by line names (those of the toctou-symlink-swap family).
 races() { local c; for c in $1; do [[ $c == toctou-symlink-swap/* ]] && echo "$c"; done; }
 
@@ -91,20 +101,16 @@ if [ "$measure" -gt 0 ]; then
 		mkdir -p "$m"
 		chmod 755 "$work" "$work/$name" "$m"
 		"$runner" --confine "$work/$name/confine" "${args[@]}" --json --measure-races --toctou-attempts "$measure" >"$m/$(id -un).jsonl" || true
-		measured+=(--mutant "$name" "$m/$(id -un).jsonl")
+		measured+=(--mutant "$name")
+		keep "$m/$(id -un).jsonl"
 		if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 			setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$runner" --confine "$work/$name/confine" "${args[@]}" --json \
 				--measure-races --toctou-attempts "$measure" --scratch /var/tmp >"$m/nobody.jsonl" || true
-			measured+=("$m/nobody.jsonl")
+			keep "$m/nobody.jsonl"
 		fi
 		if [ -f /usr/bin/bwrap ] || [ -f /bin/bwrap ] || [ -f /usr/local/bin/bwrap ]; then
 			"$runner" --confine "$work/$name/confine" "${args[@]}" --backend bwrap --json --measure-races --toctou-attempts "$measure" >"$m/bwrap.jsonl" || true
-			# A case that cannot run under bwrap (the fallbacks need Landlock) skips there and measures nothing.
-			if grep -q '"Measured":true' "$m/bwrap.jsonl"; then
-				measured+=("$m/bwrap.jsonl")
-			else
-				echo "conformance-mutants: $name: nothing measured under --backend bwrap (the cases skip there)"
-			fi
+			keep "$m/bwrap.jsonl"
 		fi
 		for id in ${MUTANTS_MEASURE_VM:-}; do
 			a=$(arch "$id")
@@ -115,7 +121,7 @@ if [ "$measure" -gt 0 ]; then
 			"$vm" run --jobs 1 --cpus 1 --kernels "$id" --results "$m/vm" --payload "$m/payload/{arch}" -- \
 				/payload/confine-conformance --confine /payload/confine "${args[@]}" --json --also-as 65534 \
 				--measure-races --toctou-attempts "$measure" || true
-			measured+=("$m/vm/$id.out")
+			keep "$m/vm/$id.out"
 		done
 	done
 	# One race-rates call per mutant: its files follow its --mutant.
@@ -127,6 +133,7 @@ if [ "$measure" -gt 0 ]; then
 		shift 2
 		files=()
 		while [ $# -gt 0 ] && [ "$1" != --mutant ]; do files+=("$1"); shift; done
+		[ ${#files[@]} -gt 0 ] || { echo "conformance-mutants: $mut: no measurement to merge" >&2; continue; }
 		"$runner" race-rates --mutant "$mut" --base "$work/race-rates.json" --out "$work/race-rates.json" "${files[@]}"
 	done
 	if [ "${MUTANTS_RECORD:-0}" = 1 ]; then
