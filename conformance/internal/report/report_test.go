@@ -402,7 +402,7 @@ func TestRacePower(t *testing.T) {
 	assert.Equal(t, "follow-symlinks", r.Mutant)
 	lines := m.RacePower()
 	require.Len(t, lines, 2)
-	assert.Contains(t, lines[0], "30 attempts in 1 columns; power >= 99.91 % against follow-symlinks (lowest where the rate was 0.21: host amd64 landlock root: 242 wins of 1000)")
+	assert.Contains(t, lines[0], "30 attempts in 1 columns; power >= 99.91 % against follow-symlinks (the weakest column's rate 0.21: host amd64 landlock root: 242 wins of 1000)")
 	assert.Contains(t, lines[1], "200 attempts in 1 columns; 1 columns without a measured rate (fixed count, power unknown)")
 	x, err := m.JUnit("host-root")
 	require.NoError(t, err)
@@ -418,6 +418,11 @@ func TestRacePower(t *testing.T) {
 	require.Len(t, m2.RacePower(), 1)
 	assert.Contains(t, m2.RacePower()[0], "power >= 21 % against gitfile-reread")
 	assert.Contains(t, m2.RacePower()[0], "its 2 rated columns together >= 37.5 %")
+	// The weakest column is named by its own rate and source, not by the lowest rate of another column.
+	m3 := &Matrix{Results: []Result{
+		{KernelID: "a", Case: "toctou-symlink-swap/metadata-swap-fallback", Attempts: 52, Rate: 0.125, Power: 0.9990, Mutant: "supervisor-act-by-path", RateFrom: "tcg arm64 landlock nobody"},
+		{KernelID: "b", Case: "toctou-symlink-swap/metadata-swap-fallback", Attempts: 1, Rate: 0.963, Power: 0.963, Mutant: "supervisor-act-by-path", RateFrom: "tcg amd64 landlock root"}}}
+	assert.Contains(t, m3.RacePower()[0], "power >= 96.3 % against supervisor-act-by-path (the weakest column's rate 0.963: tcg amd64 landlock root)")
 	assert.NotContains(t, lines[0], "together", "one rated column: nothing to add up")
 	assert.Equal(t, "", m.TimeSplit(), "no timings: nothing to split")
 	m.Kernels = append(m.Kernels, Column{ID: "vm", VM: true, Pass: "root", Seconds: 100, GuestSeconds: 90})

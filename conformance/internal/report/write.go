@@ -254,7 +254,7 @@ func (m *Matrix) RacePower() []string {
 		minPower         float64
 		rated, unrated   int
 		mutant, rateFrom string
-		minRate          float64
+		minRate          float64 // the rate of the column with minPower
 		logMiss          float64 // Σ attempts × ln(1 − rate) over the rated columns
 	}
 	var order []string
@@ -273,10 +273,9 @@ func (m *Matrix) RacePower() []string {
 		a.minN, a.maxN = min(a.minN, r.Attempts), max(a.maxN, r.Attempts)
 		if r.Rate > 0 {
 			a.rated++
-			if r.Power < a.minPower {
-				a.minPower, a.mutant, a.rateFrom = r.Power, r.Mutant, r.RateFrom
+			if r.Power < a.minPower { // the weakest column, named by its own rate and source
+				a.minPower, a.minRate, a.mutant, a.rateFrom = r.Power, r.Rate, r.Mutant, r.RateFrom
 			}
-			a.minRate = min(a.minRate, r.Rate)
 			a.logMiss += float64(r.Attempts) * math.Log1p(-r.Rate)
 		} else {
 			a.unrated++
@@ -291,7 +290,7 @@ func (m *Matrix) RacePower() []string {
 		}
 		l := fmt.Sprintf("%-45s %s attempts in %d columns", id, n, len(a.cols))
 		if a.rated > 0 {
-			l += fmt.Sprintf("; power >= %s against %s (lowest where the rate was %.3g: %s)", power.Percent(a.minPower), a.mutant, a.minRate, a.rateFrom)
+			l += fmt.Sprintf("; power >= %s against %s (the weakest column's rate %.3g: %s)", power.Percent(a.minPower), a.mutant, a.minRate, a.rateFrom)
 			if a.rated > 1 {
 				l += fmt.Sprintf("; its %d rated columns together >= %s", a.rated, power.Percent(-math.Expm1(a.logMiss)))
 			}
