@@ -16,6 +16,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -117,7 +118,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&families, "family", "run only this family (repeatable, or comma-separated)")
 	fs.Var(&ids, "case", "run only this case ID (repeatable, or comma-separated)")
 	jsonOut := fs.Bool("json", false, "emit JSON Lines events (go test -json compatible) instead of text")
-	attempts := fs.Int("toctou-attempts", 2000, "confine starts per toctou-symlink-swap race case without a measured win rate in --race-rates (lower it under TCG; the count is reported)")
+	attempts := fs.Int("toctou-attempts", 2000, "confine starts per toctou-symlink-swap race case without a measured win rate in --race-rates (lower it under TCG; the count is reported); metadata-swap counts racing calls here, ⌈N/50⌉ launches")
 	rateFile := fs.String("race-rates", "", "measured win rates of the planted bugs (conformance/race-rates.json): each race case with one gets the attempts that catch its mutant with --race-power, within --race-min and --race-max")
 	racePower := fs.Float64("race-power", power.Target, "with --race-rates: the probability each race case must have of catching its mutant")
 	raceMin := fs.Int("race-min", 0, "with --race-rates: at least this many attempts per race case (the host keeps 2000)")
@@ -255,13 +256,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		col := power.Column{Where: env.RaceWhere, Arch: runtime.GOARCH, Backend: cfg.Backend, User: env.User}
 		cfg.RacePlans = map[string]power.Plan{}
 		for _, c := range suite.All() {
-			id := c.ID
-			if c.SupervisorRateOf != "" {
-				if env.Metadata != "supervisor" {
-					continue
-				}
-				id = c.SupervisorRateOf
+			if c.RatedWhere != nil && !c.RatedWhere(env.Metadata, env.FallbackMetadata) {
+				continue // its planted bug cannot win in this column: no plan, power unknown
 			}
+			id := cmp.Or(c.RateOf, c.ID)
 			if p, ok := rates.For(id, col, *racePower, *raceMin, *raceMax); ok {
 				if id != c.ID {
 					p.Source += ", the rate of " + id

@@ -43,10 +43,10 @@ func TestCatalogueShape(t *testing.T) {
 	}
 }
 
-// TestSupervisorRateOf: a case planned by another's measured win rate names a real case that is planned by its
-// own, and has one in race-rates.json (else the borrower would drop to its fixed count, silently); every case
-// of race-rates.json is a real case.
-func TestSupervisorRateOf(t *testing.T) {
+// TestRateOf: a case planned by another's measured win rate names a real case that is planned by its own and
+// has one in race-rates.json (else the borrower would drop to its fixed count, silently); every case of
+// race-rates.json is a real case.
+func TestRateOf(t *testing.T) {
 	rates, err := power.Load("../../race-rates.json")
 	require.NoError(t, err)
 	ids := map[string]Case{}
@@ -60,17 +60,43 @@ func TestSupervisorRateOf(t *testing.T) {
 	}
 	borrowed := 0
 	for _, c := range All() {
-		if c.SupervisorRateOf == "" {
+		if c.RateOf == "" {
 			continue
 		}
 		borrowed++
-		of, ok := ids[c.SupervisorRateOf]
-		if assert.True(t, ok, "%s: SupervisorRateOf %s is no case", c.ID, c.SupervisorRateOf) {
-			assert.Empty(t, of.SupervisorRateOf, "%s: %s borrows a rate itself", c.ID, of.ID)
+		of, ok := ids[c.RateOf]
+		if assert.True(t, ok, "%s: RateOf %s is no case", c.ID, c.RateOf) {
+			assert.Empty(t, of.RateOf, "%s: %s borrows a rate itself", c.ID, of.ID)
 			assert.True(t, rated[of.ID], "%s: %s has no measured rate with a win in race-rates.json", c.ID, of.ID)
 		}
 	}
 	assert.Positive(t, borrowed, "toctou-symlink-swap/metadata-swap borrows its fallback's rate")
+}
+
+// TestRatedWhere: the metadata races are planned from a measured rate only in columns whose launch gets the
+// supervisor, where their planted bug lives: not under the mount layer, bwrap (whose refused fallback probe
+// reports mount-layer) or seccomp-deny.
+func TestRatedWhere(t *testing.T) {
+	by := map[string]Case{}
+	for _, c := range All() {
+		by[c.ID] = c
+	}
+	plain, fallback := by["toctou-symlink-swap/metadata-swap"], by["toctou-symlink-swap/metadata-swap-fallback"]
+	require.NotNil(t, plain.RatedWhere)
+	require.NotNil(t, fallback.RatedWhere)
+	for _, col := range []struct {
+		metadata, noNamespaces string
+		plain, fallback        bool
+	}{
+		{"mount-layer", "supervisor", false, true}, // most kernels
+		{"supervisor", "supervisor", true, true},   // no mount namespace to be had
+		{"seccomp-deny", "seccomp-deny", false, false},
+		{"mount-layer", "mount-layer", false, false}, // bwrap
+		{"", "", false, false},                       // a probe that failed
+	} {
+		assert.Equal(t, col.plain, plain.RatedWhere(col.metadata, col.noNamespaces), "metadata-swap in %+v", col)
+		assert.Equal(t, col.fallback, fallback.RatedWhere(col.metadata, col.noNamespaces), "metadata-swap-fallback in %+v", col)
+	}
 }
 
 func TestSelect(t *testing.T) {

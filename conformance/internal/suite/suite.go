@@ -21,10 +21,14 @@ type Case struct {
 	Needs     Needs
 	Setup     func(t *T) // optional: fixtures created before the invariant snapshot
 	Run       func(t *T)
-	// SupervisorRateOf, where set, is the race case whose measured win rate (conformance/race-rates.json) plans
-	// this one in a column whose plain launch gets the supervisor (report.metadata): there the two race the same
-	// supervisor, the only layer whose planted bug can win them. Elsewhere this case has no plan.
-	SupervisorRateOf string
+	// RatedWhere, where set, tells from the column's probe launches whether a measured win rate can plan this
+	// race case: its planted bug lives in one layer, and where the case's launch does not get that layer the bug
+	// cannot win, so the case has no plan there and its power is reported as unknown. metadata and fallback are
+	// report.metadata of the plain probe launch and of the one without namespaces (events.Env).
+	RatedWhere func(metadata, fallback string) bool
+	// RateOf is the race case whose measured win rate (conformance/race-rates.json) plans this one, where it
+	// races the same launch as this one; empty: its own.
+	RateOf string
 }
 
 // Expect is one row of a case's expected-result table: on which kind of kernel, what happens.

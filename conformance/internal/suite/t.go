@@ -37,7 +37,7 @@ type Config struct {
 	ExpectedABI *int        // VM_EXPECTED_ABI, when set
 	InVM        bool        // VM_KERNEL_ID is set: running as the vm runner's guest payload
 	Destructive bool        // allowed to attempt changes that, on failure, would damage the machine (/dev/null)
-	Attempts    int         // toctou attempts per race case without a plan in RacePlans
+	Attempts    int         // toctou attempts per race case without a plan in RacePlans (metadata-swap: calls, ⌈Attempts/50⌉ launches)
 	// RacePlans gives race cases their attempt count from a measured win rate (internal/power), in place of
 	// Attempts; the plan's rate and power go in the case's event.
 	RacePlans map[string]power.Plan

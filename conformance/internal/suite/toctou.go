@@ -126,8 +126,8 @@ func metadataSwapCases() []Case {
 			"directory as fast as it can; the other calls chmod, utimensat and setxattr on d/file in a loop, 50 " +
 			"times each. One attempt is one such launch, since the calls of one launch do not win independently; " +
 			"where the launch gets the supervisor, the attempts are planned from the measured win rate of a " +
-			"supervisor that acts by path (conformance/race-rates.json). Nothing outside may ever change: the outside file's ctime is checked " +
-			"after every launch, the runner snapshots the outside directory (modes, owners, times, ctime, xattrs) " +
+			"supervisor that acts by path (conformance/race-rates.json). Nothing outside may ever change: the " +
+			"outside file (mode, times, ctime, xattr) is checked after every launch, the runner snapshots the outside directory (modes, owners, times, ctime, xattrs) " +
 			"before and after, and every change that reported success must have landed in the worktree's file. Under the mount layer the kernel resolves the path " +
 			"itself, so the case checks that mode too."
 		exp := []Expect{{"ABI ≥ 1, mount-layer", "each call succeeds (landing inside) or fails with EROFS; the outside directory unchanged"}}
@@ -141,12 +141,16 @@ func metadataSwapCases() []Case {
 		}
 		c := Case{ID: id, Title: title, Rationale: rat, Expect: append(exp, noLandlockRowFor(fallback)), Needs: needsFallback(fallback),
 			Setup: metadataSwapSetup, Run: func(t *T) { metadataSwap(t, fallback) }}
-		if !fallback {
-			// Where this case's launch gets the supervisor (no mount namespace to be had) it is the fallback's
-			// race, and the fallback's measured rate plans it (the supervisor-act-by-path mutant is measured on
-			// the fallback, which meets the supervisor on any host). Under the mount layer or bwrap the kernel
-			// resolves the path and no planted bug can win: there it has no plan and no power to report.
-			c.SupervisorRateOf = id + "-fallback"
+		// The planted bug (supervisor-act-by-path) lives in the supervisor: a column plans the case only where
+		// its launch gets the supervisor. Under the mount layer or bwrap the kernel resolves the path, and under
+		// seccomp-deny every call is denied, so no planted bug can win there. The plain case meets the supervisor
+		// only where no mount namespace can be had, and then it races the fallback's launch: the fallback's
+		// measured rate plans it.
+		if fallback {
+			c.RatedWhere = func(_, noNamespaces string) bool { return noNamespaces == "supervisor" }
+		} else {
+			c.RatedWhere = func(metadata, _ string) bool { return metadata == "supervisor" }
+			c.RateOf = id + "-fallback"
 		}
 		return c
 	}
@@ -178,8 +182,8 @@ const metadataSwapCalls = 50
 const metadataSwapExtra = 4
 
 // metadataSwap runs the race-metadata op in t.Cfg().Attempts launches: the attempts a measured win rate planned,
-// or a measuring run's count. Without a plan (the plain case under the mount layer or bwrap, where no planted bug
-// can win it) the fixed count counts calls, as it did when one launch was the whole race: ⌈count/50⌉ launches.
+// or a measuring run's count. Without a plan (no --race-rates, or a column where no planted bug can win the case:
+// Case.RatedWhere) the fixed count counts calls, as it did when one launch was the whole race: ⌈count/50⌉ launches.
 // More launches follow, up to metadataSwapExtra, while no call has succeeded; a seccomp-deny launcher ends it at
 // the first. After each launch the outside file is compared with what it was: any change (chmod, utimensat and
 // setxattr all move its ctime) is a call that landed outside, which stops the case with its attempt number, or,
@@ -207,7 +211,6 @@ func metadataSwap(t *T, fallback bool) {
 	var m string
 	c := helper.RaceCounts{Calls: map[string]map[string]int{}}
 	okTotal := func() int { return c.Calls["chmod"]["ok"] + c.Calls["utimensat"]["ok"] + c.Calls["setxattr"]["ok"] }
-	t.Measured = t.Cfg().MeasureRaces
 	n := t.Cfg().Attempts
 	if _, planned := t.Cfg().RacePlans[t.c.ID]; !planned && !t.Cfg().MeasureRaces {
 		n = (n + metadataSwapCalls - 1) / metadataSwapCalls
@@ -265,6 +268,7 @@ func metadataSwap(t *T, fallback bool) {
 			break // every call is denied: another launch would prove no more
 		}
 	}
+	t.Measured = t.Cfg().MeasureRaces // only a loop that ran to its end gives a rate
 	t.Logf("%s: %d launches of %d calls each, %d swaps: %v", m, t.Attempts, metadataSwapCalls, c.Swaps, c.Calls)
 	if c.Error != "" {
 		t.Errorf("the swapper stopped: %s", c.Error)
@@ -366,7 +370,6 @@ func race(t *T, swap, alt, root, writeDir string, outside []string) {
 	defer func() { stop.Store(true); wg.Wait() }()
 
 	var refused, written, nDenied, other, bwrapRefused, byPath int
-	t.Measured = t.Cfg().MeasureRaces
 	for i := 0; i < t.Cfg().Attempts; i++ {
 		t.Attempts = i + 1
 		marker := fmt.Sprintf("%s/marker-%d", writeDir, i)
@@ -383,7 +386,7 @@ func race(t *T, swap, alt, root, writeDir string, outside []string) {
 			if evidence := bwrapPathEvidence(r.Report.Error, outside); evidence != "" {
 				byPath++
 				if byPath <= 3 {
-					t.Logf("attempt %d: bwrap used the root's path, not its descriptor (%s): %s", i, evidence, r.Report.Error)
+					t.Logf("attempt %d: bwrap used the root's path, not its descriptor (%s): %s", t.Attempts, evidence, r.Report.Error)
 				}
 			}
 		case r.Exit == 0 && r.Report != nil && r.Report.Outcome == "exec":
@@ -395,23 +398,23 @@ func race(t *T, swap, alt, root, writeDir string, outside []string) {
 			} else {
 				other++
 				if other <= 5 {
-					t.Logf("attempt %d: write failed with %s", i, res.Errno)
+					t.Logf("attempt %d: write failed with %s", t.Attempts, res.Errno)
 				}
 			}
 		default:
 			other++
 			if other <= 5 {
-				t.Logf("attempt %d: exit %d, report %s, stderr %q", i, r.Exit, r.ReportRaw, r.Stderr)
+				t.Logf("attempt %d: exit %d, report %s, stderr %q", t.Attempts, r.Exit, r.ReportRaw, r.Stderr)
 			}
 		}
 		for _, dir := range outside {
 			if names, _ := readNames(dir); len(names) > 0 {
 				if !t.Cfg().MeasureRaces {
-					t.Fatalf("attempt %d: a write landed outside the writable set: %s/%v", i, dir, names)
+					t.Fatalf("attempt %d: a write landed outside the writable set: %s/%v", t.Attempts, dir, names)
 				}
 				// Measuring a planted bug's win rate: count the escape, clear it away, race on.
 				t.Wins++
-				t.Errorf("attempt %d: a write landed outside the writable set: %s/%v", i, dir, names)
+				t.Errorf("attempt %d: a write landed outside the writable set: %s/%v", t.Attempts, dir, names)
 				for _, n := range names {
 					os.RemoveAll(filepath.Join(dir, n))
 				}
@@ -421,6 +424,7 @@ func race(t *T, swap, alt, root, writeDir string, outside []string) {
 	}
 	stop.Store(true)
 	wg.Wait()
+	t.Measured = t.Cfg().MeasureRaces // only a loop that ran to its end gives a rate
 	if swapErr != nil {
 		t.Fatalf("swapper: renameat2(RENAME_EXCHANGE): %v", swapErr)
 	}
