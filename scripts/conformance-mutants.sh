@@ -79,7 +79,7 @@ keep() {
 	if grep -q '"Measured":true' "$1"; then
 		measured+=("$1")
 	else
-		echo "conformance-mutants: $name: nothing measured in $1 (the cases skipped or could not run there)"
+		echo "conformance-mutants: $name: nothing measured in $1 (the cases skipped or could not run there)" >&2
 	fi
 }
 
