@@ -10,8 +10,9 @@ REPORTS ?= reports
 # measured by `make conformance-mutants MUTANTS_MEASURE=N`) gets, per column, the attempts that catch that bug
 # with probability RACE_POWER: n = ceil(ln(1 - RACE_POWER) / ln(1 - p)), p the rate's 95 % lower bound. The host
 # keeps at least HOST_TOCTOU_ATTEMPTS. A race case without a measured rate runs the fixed *_TOCTOU_ATTEMPTS
-# (its power is reported as unknown; metadata-swap counts them as racing calls, 50 per launch). `make matrix-full` asks RELEASE_RACE_POWER. make test's smoke run caps every
-# race case at SMOKE_TOCTOU_ATTEMPTS (bounded time; the power it reaches is reported).
+# (its power is reported as unknown; metadata-swap counts them as racing calls, 50 per launch). `make matrix-full`
+# asks RELEASE_RACE_POWER. make test's smoke run caps every race case at SMOKE_TOCTOU_ATTEMPTS (bounded time; the
+# power it reaches is reported).
 RACE_RATES := conformance/race-rates.json
 RACE_POWER ?= 0.999
 RELEASE_RACE_POWER ?= 0.999999

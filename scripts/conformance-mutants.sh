@@ -10,8 +10,9 @@
 # With MEASURE > 0 it first measures the race cases' win rates against their mutants: each race case a host
 # mutant's Caught-by names runs MEASURE attempts with --measure-races (every attempt counted, none stopping the
 # case) as this user, as nobody when root, and with --backend bwrap where bwrap is installed; with
-# MUTANTS_MEASURE_VM="ID ..." also in those VM kernels (root and nobody, one vCPU as in make matrix). The merged rates go to
-# WORKDIR/race-rates.json, and with MUTANTS_RECORD=1 over RATES, for review like any change to expected.yaml.
+# MUTANTS_MEASURE_VM="ID ..." also in those VM kernels (root and nobody, one vCPU as in make matrix). The merged
+# rates go to WORKDIR/race-rates.json, and with MUTANTS_RECORD=1 over RATES, for review like any change to
+# expected.yaml.
 # MUTANTS="name ..." narrows the run to those patches (default: every one).
 # usage: scripts/conformance-mutants.sh CONFINE RUNNER VM WORKDIR TOCTOU_ATTEMPTS RATES [MEASURE]
 set -euo pipefail

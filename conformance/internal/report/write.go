@@ -254,7 +254,7 @@ func (m *Matrix) RacePower() []string {
 		minPower         float64
 		rated, unrated   int
 		mutant, rateFrom string
-		minRate          float64 // the rate of the column with minPower
+		weakestRate      float64 // the rate of the column with minPower
 		logMiss          float64 // Σ attempts × ln(1 − rate) over the rated columns
 	}
 	var order []string
@@ -265,7 +265,7 @@ func (m *Matrix) RacePower() []string {
 		}
 		a := by[r.Case]
 		if a == nil {
-			a = &agg{minN: r.Attempts, minPower: 2, minRate: 2}
+			a = &agg{minN: r.Attempts, minPower: 2}
 			by[r.Case] = a
 			order = append(order, r.Case)
 		}
@@ -274,7 +274,7 @@ func (m *Matrix) RacePower() []string {
 		if r.Rate > 0 {
 			a.rated++
 			if r.Power < a.minPower { // the weakest column, named by its own rate and source
-				a.minPower, a.minRate, a.mutant, a.rateFrom = r.Power, r.Rate, r.Mutant, r.RateFrom
+				a.minPower, a.weakestRate, a.mutant, a.rateFrom = r.Power, r.Rate, r.Mutant, r.RateFrom
 			}
 			a.logMiss += float64(r.Attempts) * math.Log1p(-r.Rate)
 		} else {
@@ -290,7 +290,7 @@ func (m *Matrix) RacePower() []string {
 		}
 		l := fmt.Sprintf("%-45s %s attempts in %d columns", id, n, len(a.cols))
 		if a.rated > 0 {
-			l += fmt.Sprintf("; power >= %s against %s (the weakest column's rate %.3g: %s)", power.Percent(a.minPower), a.mutant, a.minRate, a.rateFrom)
+			l += fmt.Sprintf("; power >= %s against %s (the weakest column's rate %.3g: %s)", power.Percent(a.minPower), a.mutant, a.weakestRate, a.rateFrom)
 			if a.rated > 1 {
 				l += fmt.Sprintf("; its %d rated columns together >= %s", a.rated, power.Percent(-math.Expm1(a.logMiss)))
 			}
