@@ -26,8 +26,9 @@
 // (an *Error) when they are malformed, huge, missing, lead through a symlink, point at /, at $HOME or
 // above it, above the worktree, at a sibling worktree's directory, or back at themselves.
 //
-// When WORKTREE/.git is a directory (a main checkout) it lies inside the worktree and is writable with
-// it, hooks and config included; only a `commondir` file in it is followed, with the same rules.
+// When WORKTREE/.git is a directory (a main checkout) it lies inside the worktree and is writable with it;
+// only a `commondir` file in it is followed, with the same rules (but the placeholder Guards makes, which names
+// the directory itself). Guards lists the metadata the mount layer then holds read-only, in either layout.
 package gitdir
 
 import (
@@ -218,10 +219,8 @@ func Discover(root int, wt *pathfd.Root, home string) (*Result, error) {
 		res.GitDir = dotgit
 		gd := &pathfd.Root{Path: dotgit, FD: fd, Kind: pathfd.Dir}
 		b, err := readChild(gd, "commondir")
-		if errors.Is(err, unix.ENOENT) {
-			res.Notes = append(res.Notes, "git: "+dotgit+" is a directory inside the worktree: its hooks and "+
-				"config are writable with the worktree")
-			return res, nil
+		if errors.Is(err, unix.ENOENT) || (err == nil && IsCommonPlaceholder(b)) {
+			return res, nil // a main checkout: its metadata is guarded (Guards), not granted
 		}
 		if err != nil {
 			return nil, err

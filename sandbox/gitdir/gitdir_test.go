@@ -247,8 +247,15 @@ func TestDiscoverMainCheckout(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, d+"/main/.git", res.GitDir)
 	require.Empty(t, res.Grants, "the main checkout's .git is inside the worktree")
-	require.Len(t, res.Notes, 1)
-	require.Contains(t, res.Notes[0], "hooks and config are writable with the worktree")
+	require.Empty(t, res.Notes)
+	// The placeholder Guards makes is read as no commondir; any other text still is a pointer, checked.
+	require.NoError(t, os.WriteFile(d+"/main/.git/commondir", []byte(commonPlaceholder), 0o644))
+	res, err = discover(t, d+"/main", "")
+	require.NoError(t, err)
+	require.Empty(t, res.Grants)
+	require.NoError(t, os.WriteFile(d+"/main/.git/commondir", []byte("./\n"), 0o644))
+	_, err = discover(t, d+"/main", "")
+	require.Error(t, err)
 }
 
 func TestDiscoverNoGit(t *testing.T) {

@@ -69,18 +69,29 @@ func Query(k Syscalls) (Status, error) {
 
 // Rule is one path-beneath rule: FD is the root's descriptor, opened once without following symlinks; Dir
 // says whether that descriptor is a directory (from fstat on the same descriptor). Connect makes it a rule for
-// a pathname unix socket that grants ResolveUnix alone (ABI 9), and no write.
+// a pathname unix socket that grants ResolveUnix alone (ABI 9), and no write. NoSpecial takes MAKE_SYM,
+// MAKE_FIFO and MAKE_SOCK away from a directory rule (a git directory's: nothing git writes there is one, and a
+// symlink, FIFO or socket left there is followed or opened later by unconfined git).
 type Rule struct {
-	Path    string
-	FD      int
-	Dir     bool
-	Connect bool
+	Path      string
+	FD        int
+	Dir       bool
+	Connect   bool
+	NoSpecial bool
 }
 
-// Rights are the rights r grants under handled: ResolveUnix for a Connect rule, else RuleRights.
+// specialFiles are the rights to make the files a NoSpecial rule does not grant (MAKE_CHAR and MAKE_BLOCK are
+// granted nowhere).
+const specialFiles = MakeSym | MakeFifo | MakeSock
+
+// Rights are the rights r grants under handled: ResolveUnix for a Connect rule, else RuleRights, less
+// specialFiles for a NoSpecial rule.
 func (r Rule) Rights(handled Access) Access {
-	if r.Connect {
+	switch {
+	case r.Connect:
 		return handled & ResolveUnix
+	case r.NoSpecial:
+		return RuleRights(handled, r.Dir) &^ specialFiles
 	}
 	return RuleRights(handled, r.Dir)
 }

@@ -111,6 +111,7 @@ func channels(abi int, metadata Metadata, root, tty, pidNS, strict bool) map[str
 		ch.open("fifo", "no Landlock domain: a FIFO outside the writable roots can be opened for writing "+
 			"(read-only mounts do not stop it; Landlock's WRITE_FILE does)")
 	}
+	ch["git-metadata"] = gitChannel(metadata, nil)
 	if abi >= 9 {
 		ch.closed("unix-pathname", "Landlock ABI 9 RESOLVE_UNIX: only sockets beneath the writable roots (/tmp among them)")
 	} else {

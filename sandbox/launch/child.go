@@ -579,6 +579,9 @@ func runChild(s System, bwrap bool) error {
 		if err := sealBwrapLayer(h.Bwrap.Binds, h.Bwrap.UID >= 0); err != nil {
 			return err
 		}
+		if err := bindBwrapGuards(h.Bwrap.Binds, h.Bwrap.Guards); err != nil {
+			return err
+		}
 		t.domain, t.root, owner = false, os.Geteuid() == 0 && h.Bwrap.UID < 0, bwrapOwner(h.Bwrap.UID, h.Bwrap.GID)
 	default:
 		return report.Refuse(report.Internal, "the handoff: kind ", int(h.Kind), " is not this child's (a bwrap child: ", bwrapText(bwrap), ")")
@@ -606,7 +609,7 @@ func buildChildLayer(s System, part *LayeredPart, fds []int) ([]landlock.Rule, e
 	var writable []*pathfd.Root
 	devpts, shm, terminal := -1, -1, -1
 	for i, r := range part.Rules {
-		rules[i] = landlock.Rule{Path: r.Path, FD: fds[i], Dir: r.Dir, Connect: r.Connect}
+		rules[i] = landlock.Rule{Path: r.Path, FD: fds[i], Dir: r.Dir, Connect: r.Connect, NoSpecial: r.NoSpecial}
 		if r.Writable {
 			writable = append(writable, &pathfd.Root{Path: r.Path, FD: fds[i]})
 		}
@@ -620,11 +623,14 @@ func buildChildLayer(s System, part *LayeredPart, fds []int) ([]landlock.Rule, e
 			terminal = fds[i]
 		}
 	}
-	priv := Private{Devpts: devpts >= 0, Shm: -1, Terminal: terminal, Interop: part.Interop}
+	priv := Private{Devpts: devpts >= 0, Shm: -1, Terminal: terminal, Interop: part.Interop, Guards: part.Guards}
 	if shm >= 0 {
 		priv.Shm = fds[shm]
 	}
 	m, _, err := s.BuildMountLayer(writable, priv)
+	if errors.Is(err, errGuard) {
+		return nil, report.Refuse(report.BadRoot, err.Error())
+	}
 	if err != nil {
 		return nil, msg.Err(ErrLayerUnavailable, ": ", err.Error())
 	}

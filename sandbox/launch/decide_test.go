@@ -54,11 +54,11 @@ var decisionTable = map[string]row{
 	// no PID namespace: the supervisor sends the command's signals, to its descendants only, so signals are
 	// closed; without the layer's nodev clones, device nodes stay open.
 	"ubuntu-24.04-6.8-user-bwrap": {cfg: auto, host: HostShape{EUID: user, Landlock: abi(4), Layer: mountsDenied, Bwrap: "/usr/bin/bwrap"},
-		order: []Strategy{Supervised, SeccompDeny}, open: []string{"abstract-unix", "atime", "device-nodes", "locks", "shm", "unix-pathname"}},
+		order: []Strategy{Supervised, SeccompDeny}, open: []string{"abstract-unix", "atime", "device-nodes", "git-metadata", "locks", "shm", "unix-pathname"}},
 	// The same host inside another supervisor (a listener held already): no supervisor either, so seccomp denies
 	// metadata everywhere, and nothing sends or checks signals: open.
 	"ubuntu-24.04-6.8-user-nested-supervisor": {cfg: auto, host: HostShape{EUID: user, Landlock: abi(4), Layer: mountsDenied, Listener: listenerHeld},
-		order: []Strategy{SeccompDeny}, open: []string{"abstract-unix", "atime", "device-nodes", "locks", "shm", "signals", "unix-pathname"}},
+		order: []Strategy{SeccompDeny}, open: []string{"abstract-unix", "atime", "device-nodes", "git-metadata", "locks", "shm", "signals", "unix-pathname"}},
 	// The same host where confine's own AppArmor profile is loaded (packaging/apparmor/confine, installed by the
 	// deb and rpm): user namespaces with mounts are allowed to confine, so the PID-namespace child runs.
 	"ubuntu-24.04-6.8-user-bwrap-apparmor-profile": {cfg: auto, host: HostShape{EUID: user, Landlock: abi(4), Bwrap: "/usr/bin/bwrap"},
@@ -68,10 +68,10 @@ var decisionTable = map[string]row{
 	"user-abi4-pidns-blocked":      {cfg: auto, host: HostShape{EUID: user, Landlock: abi(4), PIDNS: pidnsBlocked}, order: []Strategy{UserChild, Supervised, SeccompDeny}, open: []string{"abstract-unix", "locks", "signals", "unix-pathname"}},
 	"root-abi4-pidns-blocked":      {cfg: auto, host: HostShape{EUID: 0, Landlock: abi(4), PIDNS: pidnsBlocked}, order: []Strategy{InPlace, Supervised, SeccompDeny}},
 	"user-abi6-userns-fine":        {cfg: auto, host: HostShape{EUID: user, Landlock: abi(6)}, order: []Strategy{UserChild, Supervised, SeccompDeny}, open: []string{"locks", "unix-pathname"}},
-	"user-abi6-mounts-denied":      {cfg: auto, host: HostShape{EUID: user, Landlock: abi(6), Layer: mountsDenied}, order: []Strategy{Supervised, SeccompDeny}, open: []string{"atime", "device-nodes", "locks", "shm", "unix-pathname"}},
+	"user-abi6-mounts-denied":      {cfg: auto, host: HostShape{EUID: user, Landlock: abi(6), Layer: mountsDenied}, order: []Strategy{Supervised, SeccompDeny}, open: []string{"atime", "device-nodes", "git-metadata", "locks", "shm", "unix-pathname"}},
 	"user-abi6-namespaces-blocked": {cfg: auto, host: HostShape{EUID: user, Landlock: abi(6), Layer: nsBlocked}, order: []Strategy{Supervised, SeccompDeny}},
 	"user-abi6-no-layer-listener-held": {cfg: auto, host: HostShape{EUID: user, Landlock: abi(6), Layer: nsBlocked, Listener: listenerHeld},
-		order: []Strategy{SeccompDeny}, open: []string{"atime", "device-nodes", "locks", "shm", "unix-pathname"}},
+		order: []Strategy{SeccompDeny}, open: []string{"atime", "device-nodes", "git-metadata", "locks", "shm", "unix-pathname"}},
 	"user-abi6-listener-held-layer-fine": {cfg: auto, host: HostShape{EUID: user, Landlock: abi(6), Listener: listenerHeld}, order: []Strategy{UserChild, SeccompDeny}},
 	"root-abi6":                          {cfg: auto, host: HostShape{EUID: 0, Landlock: abi(6)}, order: []Strategy{InPlace, Supervised, SeccompDeny}, open: []string{"locks", "unix-pathname"}},
 	"root-abi9":                          {cfg: auto, host: HostShape{EUID: 0, Landlock: abi(9)}, order: []Strategy{InPlace, Supervised, SeccompDeny}, open: []string{"locks"}},

@@ -50,12 +50,14 @@ type Handoff struct {
 type LayeredPart struct {
 	Rules   []HandoffRule // their descriptors travel beside the Handoff, in the same order
 	Interop bool          // close WSL2's interop in the mount layer (Private.Interop)
+	Guards  []MountGuard  // the git metadata the layer binds (Private.Guards)
 }
 
 // BwrapPart is a bwrap child's part of its Handoff.
 type BwrapPart struct {
-	Binds    []Bind // what bwrap was asked to bind read-write
-	UID, GID int    // for a user's bwrap child (uid 0 in bwrap's user namespace): the caller's, which the command gets back; else -1
+	Binds    []Bind       // what bwrap was asked to bind read-write
+	UID, GID int          // for a user's bwrap child (uid 0 in bwrap's user namespace): the caller's, which the command gets back; else -1
+	Guards   []MountGuard // the git metadata the child binds over bwrap's binds (guards.go)
 }
 
 // Bind is a root bwrap binds read-write: its path and the identity of the directory or file validated there.
@@ -73,6 +75,8 @@ type HandoffRule struct {
 	Shm      bool // /dev/shm: the layer mounts a private tmpfs on this descriptor and the rule moves to it
 	Terminal bool // the caller's terminal: the layer binds it over /dev/tty (Private.Terminal)
 	Connect  bool // a connect-only rule for a pathname unix socket (landlock.Rule.Connect)
+	// NoSpecial: a git directory's rule, which grants no symlink, FIFO or socket (landlock.Rule.NoSpecial)
+	NoSpecial bool
 }
 
 // rules are h's rules: a layered child's, else none.
@@ -92,19 +96,19 @@ func (p *plan) handoff(prog []unix.SockFilter, callerReportFD int) *Handoff {
 		h.ReportFD, h.Report = reportFD, execReport(p.rep, p.path, p.argv)
 	}
 	if p.bwrap != "" { // bwrap binds the roots, and there is no Landlock rule to add
-		h.Kind, h.Bwrap = HandoffBwrap, &BwrapPart{Binds: p.binds, UID: -1, GID: -1}
+		h.Kind, h.Bwrap = HandoffBwrap, &BwrapPart{Binds: p.binds, UID: -1, GID: -1, Guards: p.mountGuards()}
 		if p.euid != 0 {
 			h.Bwrap.UID, h.Bwrap.GID = p.euid, os.Getegid()
 		}
 		return h
 	}
-	h.Layered = &LayeredPart{Interop: p.closeWSL}
+	h.Layered = &LayeredPart{Interop: p.closeWSL, Guards: p.mountGuards()}
 	writable := map[int]bool{}
 	for _, r := range p.writable {
 		writable[r.FD] = true
 	}
 	for i, r := range p.rules {
-		h.Layered.Rules = append(h.Layered.Rules, HandoffRule{Path: r.Path, Dir: r.Dir, Writable: writable[r.FD], Devpts: i == p.devpts, Shm: i == p.shm, Terminal: i == p.term, Connect: r.Connect})
+		h.Layered.Rules = append(h.Layered.Rules, HandoffRule{Path: r.Path, Dir: r.Dir, Writable: writable[r.FD], Devpts: i == p.devpts, Shm: i == p.shm, Terminal: i == p.term, Connect: r.Connect, NoSpecial: r.NoSpecial})
 		h.fds = append(h.fds, r.FD)
 	}
 	return h
@@ -141,9 +145,10 @@ func (h *Handoff) marshal() []byte {
 		e.num(uint64(len(h.Layered.Rules)))
 		for _, r := range h.Layered.Rules {
 			e.str(r.Path)
-			e.num(uint64(flag(r.Dir) | flag(r.Writable)<<1 | flag(r.Devpts)<<2 | flag(r.Shm)<<3 | flag(r.Terminal)<<4 | flag(r.Connect)<<5))
+			e.num(uint64(flag(r.Dir) | flag(r.Writable)<<1 | flag(r.Devpts)<<2 | flag(r.Shm)<<3 | flag(r.Terminal)<<4 | flag(r.Connect)<<5 | flag(r.NoSpecial)<<6))
 		}
 		e.num(uint64(flag(h.Layered.Interop)))
+		e.guards(h.Layered.Guards)
 	case HandoffBwrap:
 		e.num(uint64(len(h.Bwrap.Binds)))
 		for _, b := range h.Bwrap.Binds {
@@ -153,6 +158,7 @@ func (h *Handoff) marshal() []byte {
 		}
 		e.num(uint64(int64(h.Bwrap.UID)))
 		e.num(uint64(int64(h.Bwrap.GID)))
+		e.guards(h.Bwrap.Guards)
 	}
 	return e.b
 }
@@ -180,8 +186,10 @@ func unmarshalHandoff(b []byte) (*Handoff, error) {
 			r.Path = d.str()
 			f := d.num()
 			r.Dir, r.Writable, r.Devpts, r.Shm, r.Terminal, r.Connect = f&1 != 0, f&2 != 0, f&4 != 0, f&8 != 0, f&16 != 0, f&32 != 0
+			r.NoSpecial = f&64 != 0
 		}
 		h.Layered.Interop = d.num()&1 != 0
+		h.Layered.Guards = d.guards()
 	case HandoffBwrap:
 		h.Bwrap = &BwrapPart{Binds: make([]Bind, d.count())}
 		for i := range h.Bwrap.Binds {
@@ -189,6 +197,7 @@ func unmarshalHandoff(b []byte) (*Handoff, error) {
 		}
 		h.Bwrap.UID = int(int64(d.num()))
 		h.Bwrap.GID = int(int64(d.num()))
+		h.Bwrap.Guards = d.guards()
 	default:
 		if d.err == nil {
 			d.err = errBadKind

@@ -15,8 +15,11 @@ func TestHandoffRoundTrip(t *testing.T) {
 		Report: []byte(`{"outcome":"exec"}`), Init: true, Warn: "w"}
 	layered, bwrap := shared, shared
 	layered.Kind, layered.Layered = HandoffLayered, &LayeredPart{Interop: true,
-		Rules: []HandoffRule{{Path: "/w", Dir: true, Writable: true}, {Path: "/dev/pts", Dir: true, Devpts: true}, {Path: "/dev/shm", Dir: true, Shm: true}, {Path: "/dev/pts/3", Terminal: true}, {Path: "/run/user/1000/gnupg/S.gpg-agent", Connect: true}}}
-	bwrap.Kind, bwrap.Bwrap = HandoffBwrap, &BwrapPart{Binds: []Bind{{Path: "/w", Dev: 1, Ino: 2}}, UID: 1000, GID: 1000}
+		Rules: []HandoffRule{{Path: "/w", Dir: true, Writable: true}, {Path: "/dev/pts", Dir: true, Devpts: true}, {Path: "/dev/shm", Dir: true, Shm: true}, {Path: "/dev/pts/3", Terminal: true}, {Path: "/run/user/1000/gnupg/S.gpg-agent", Connect: true},
+			{Path: "/main/.git/objects", Dir: true, Writable: true, NoSpecial: true}},
+		Guards: []MountGuard{{Root: "/w", Rel: ".git", Pin: true, Dir: true, Dev: 1, Ino: 2}, {Root: "/w", Rel: ".git/config", Dev: 1, Ino: 3}}}
+	bwrap.Kind, bwrap.Bwrap = HandoffBwrap, &BwrapPart{Binds: []Bind{{Path: "/w", Dev: 1, Ino: 2}}, UID: 1000, GID: 1000,
+		Guards: []MountGuard{{Root: "/w", Rel: ".git/hooks", Dir: true, Dev: 1, Ino: 4}}}
 	for _, h := range []Handoff{layered, bwrap} {
 		got, err := unmarshalHandoff(h.marshal())
 		if err != nil {

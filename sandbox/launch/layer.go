@@ -51,6 +51,8 @@ type Private struct {
 	// Interop closes WSL2's Windows interop (wsl.go): an empty read-only tmpfs over /run/WSL, and the Windows
 	// drive mounts outside the writable roots noexec.
 	Interop bool
+	// Guards are the repository's own git metadata, bound onto itself over the writable clones (guards.go).
+	Guards []MountGuard
 }
 
 // Mounted are O_PATH descriptors of the roots of the private mounts the layer made (-1 where none): the
@@ -65,7 +67,7 @@ type Mounted struct{ Devpts, Shm int }
 // must then refuse rather than fall back.
 func buildMountLayer(roots []*pathfd.Root, priv Private) (m Mounted, committed bool, err error) {
 	m = Mounted{Devpts: -1, Shm: -1}
-	if committed, err = buildReadOnly(roots, priv.Interop); err != nil {
+	if committed, err = buildReadOnly(roots, priv.Guards, priv.Interop); err != nil {
 		return m, committed, err
 	}
 	if priv.Shm >= 0 {
@@ -180,9 +182,10 @@ func mountDevpts() (int, error) {
 	return r.FD, nil
 }
 
-// buildReadOnly is the read-only part of buildMountLayer; with drivesNoexec (WSL2 interop, wsl.go), the Windows
-// drive mounts outside the roots are made noexec too, and /run/WSL is hidden.
-func buildReadOnly(roots []*pathfd.Root, drivesNoexec bool) (committed bool, err error) {
+// buildReadOnly is the read-only part of buildMountLayer, with the guards of git metadata bound over the
+// writable clones; with drivesNoexec (WSL2 interop, wsl.go), the Windows drive mounts outside the roots are made
+// noexec too, and /run/WSL is hidden.
+func buildReadOnly(roots []*pathfd.Root, guards []MountGuard, drivesNoexec bool) (committed bool, err error) {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return false, msg.Err("mount --make-rprivate /: ", err)
 	}
@@ -216,6 +219,10 @@ func buildReadOnly(roots []*pathfd.Root, drivesNoexec bool) (committed bool, err
 	for i, r := range roots {
 		if err := unix.MoveMount(trees[i], "", r.FD, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
 			return true, msg.Err("move_mount onto ", r.Path, ": ", err)
+		}
+		// The clone's tree descriptor is now the root of the mount visible at r.Path.
+		if err := bindGuards(trees[i], r.Path, guards); err != nil {
+			return true, err
 		}
 	}
 	if drivesNoexec { // WSL2 interop: after the clones, so that it lands on the mount visible there

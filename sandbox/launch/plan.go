@@ -43,15 +43,17 @@ type plan struct {
 	argv     []string
 	env      []string
 	rep      *report.Report
-	notes    []string // warnings from opening the roots
-	tempWarn string   // the temporary-directory variables that point outside the writable set, or ""
-	interop  string   // on WSL2, the report's wsl_interop (wsl.go); else ""
-	closeWSL bool     // close WSL2's interop in the mount layer; without one, refuse (guard)
+	notes    []string       // warnings from opening the roots
+	tempWarn string         // the temporary-directory variables that point outside the writable set, or ""
+	interop  string         // on WSL2, the report's wsl_interop (wsl.go); else ""
+	closeWSL bool           // close WSL2's interop in the mount layer; without one, refuse (guard)
+	guards   []gitdir.Guard // the repository's own git metadata, which a mount layer binds (guards.go)
+	gitGaps  []string       // what of it cannot be guarded, and why: the channel git-metadata is then open
 }
 
 // private is what the mount layer adds for this plan.
 func (p *plan) private() Private {
-	priv := Private{Devpts: p.devpts >= 0, Shm: -1, Terminal: -1, Interop: p.closeWSL}
+	priv := Private{Devpts: p.devpts >= 0, Shm: -1, Terminal: -1, Interop: p.closeWSL, Guards: p.mountGuards()}
 	if p.shm >= 0 {
 		priv.Shm = p.rules[p.shm].FD
 	}
@@ -262,6 +264,11 @@ func (p *plan) open(cfg Config, root int) error {
 		if err := p.openGit(root, wt); err != nil {
 			return err
 		}
+	} else if wt != nil {
+		var st unix.Stat_t
+		if unix.Fstatat(wt.FD, ".git", &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+			p.gitGaps = append(p.gitGaps, "--no-git: "+wt.Path+"/.git is not guarded")
+		}
 	}
 	if err := p.configOutside(cfg.ConfigFile); err != nil {
 		return err
@@ -404,8 +411,9 @@ func (p *plan) openGit(root int, wt *pathfd.Root) error {
 			continue // already writable with the worktree
 		}
 		p.grant(r, "git: "+g.Reason)
+		p.rules[len(p.rules)-1].NoSpecial = true
 	}
-	return nil
+	return p.guardGit(wt, res)
 }
 
 // trustRegistration refuses a linked worktree's registration (res.Registration, <common>/worktrees/<name>) that a

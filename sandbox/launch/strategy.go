@@ -2,6 +2,7 @@ package launch
 
 import (
 	"errors"
+	"maps"
 
 	"golang.org/x/sys/unix"
 
@@ -118,6 +119,13 @@ func (r *runner) guard(g Guard) ([]unix.SockFilter, error) {
 	prog, err := g.Policy.Program()
 	if err != nil {
 		return nil, report.Refuse(report.Seccomp, err.Error())
+	}
+	if len(r.p.gitGaps) > 0 && len(g.Channels) > 0 { // what the plan found that its guards cannot hold
+		g.Channels = maps.Clone(g.Channels)
+		g.Channels["git-metadata"] = gitChannel(g.Metadata, r.p.gitGaps)
+		if r.cfg.Strict {
+			g.StrictRefusal = strictRefusal(g.Channels)
+		}
 	}
 	r.fillGuard(g)
 	if g.StrictRefusal != nil {

@@ -383,10 +383,12 @@ func TestPlantedRegistrationIsRefused(t *testing.T) {
 	}
 	flags := []string{"--allow", x + "/worktrees"}
 	plant := `mkdir "$X/worktrees/evil" && printf '../..\n' > "$X/worktrees/evil/commondir" &&
-		printf '%s\n' "$D/.git" > "$X/worktrees/evil/gitdir" && printf 'ref: refs/heads/wt\n' > "$X/worktrees/evil/HEAD" &&
-		printf 'gitdir: %s\n' "$X/worktrees/evil" > .git`
+		printf '%s\n' "$D/.git" > "$X/worktrees/evil/gitdir" && printf 'ref: refs/heads/wt\n' > "$X/worktrees/evil/HEAD"`
 	r := g.confined(t, g.wt, strings.ReplaceAll(plant, "$X", x), flags...)
 	require.Equal(t, 0, r.status, "the first run plants the registration: %s", r.stderr)
+	// A mount layer holds the worktree's .git file read-only (gitdir.Guards); a run without one (the supervisor)
+	// can rewrite it, as here.
+	require.NoError(t, os.WriteFile(g.wt+"/.git", []byte("gitdir: "+x+"/worktrees/evil\n"), 0o644))
 	r = g.confined(t, g.wt, strings.ReplaceAll(`touch "$X/objects/planted" "$X/refs/planted"; echo ran > ran`, "$X", x), flags...)
 	require.Equal(t, 125, r.status, "%s", r.stderr)
 	require.Equal(t, "confine: git: "+x+"/worktrees/evil lies beneath "+x+"/worktrees, which the command can write, but "+

@@ -1,0 +1,494 @@
+package gitdir
+
+import (
+	"errors"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/confine-dev/confine/sandbox/internal/msg"
+	"github.com/confine-dev/confine/sandbox/pathfd"
+)
+
+// A Guard is one path of the repository's own git metadata that lies beneath a writable root and that
+// unconfined git later reads or runs: a file the confined command leaves there is code that runs outside the
+// sandbox, with a delay (a hook, core.fsmonitor in config, a commondir that points at a config of the
+// command's). The mount layer binds each Guard onto itself: a Pin stays writable (git writes its index, HEAD and
+// locks there) but, as a mount point, cannot be renamed, removed or replaced (EBUSY); any other Guard is bound
+// read-only (EROFS; EBUSY for a rename over it or its removal).
+type Guard struct {
+	Path     string // absolute, clean, no symlink in it
+	Pin      bool   // a directory bound writable; else bound read-only
+	Dir      bool   // a directory (else a regular file)
+	Dev, Ino uint64 // its identity where it was found or made: the layer binds nothing else
+	Made     bool   // it was missing, and Guards made it (a placeholder, which stays: see Guards)
+}
+
+// What Guards makes where a guarded name is missing, so that a mount point exists for it. A placeholder
+// stays after the run: removing it would lift the bind of every other confine running in the same repository
+// (Linux 3.18 and later detach the mounts of other mount namespaces from a mount point that is unlinked), and
+// each is one git already reads as if it were missing:
+//   - commondir containing "." names the git directory itself as its common directory (get_common_dir_noenv,
+//     setup.c);
+//   - an empty config, or config.worktree, sets nothing;
+//   - an empty hooks/ runs nothing.
+const (
+	commonPlaceholder = ".\n"
+	maxGuards         = 256 // mounts; more are a gap (a repository with that many submodules or worktrees)
+	maxModuleDepth    = 4   // submodule git directories nest as modules/<name>/modules/<name>, names with "/"
+)
+
+// IsCommonPlaceholder says whether b, a commondir file's text, is the placeholder Guards makes: the git
+// directory is its own common directory, as if there were no commondir.
+func IsCommonPlaceholder(b []byte) bool { return string(b) == commonPlaceholder }
+
+// Guards finds the git metadata beneath the worktree wt that unconfined git later reads or runs, for the mount
+// layer to bind (see Guard), given what Discover found (res, with its descriptors still open), and makes the
+// placeholders of the missing names. It returns the guards, parents first (a Pin before what lies beneath it),
+// and the gaps: what cannot be guarded, and why (a symlink where a guarded name is, more than maxGuards), one
+// line each. An error is a system failure (a placeholder that could not be made); nothing is then guarded.
+//
+// What is guarded:
+//   - a main checkout (WORKTREE/.git a directory): .git pinned; its config, config.worktree, commondir and
+//     hooks/ read-only; each worktrees/<name>/ (another checkout's registration) pinned, with its commondir,
+//     gitdir and config.worktree read-only; each submodule git directory modules/<name>/ pinned, with the same
+//     set as .git's, nested ones too; and core.hooksPath, where .git/config names a directory inside the
+//     worktree;
+//   - a linked worktree: the .git file, read-only; and, in its registration <common>/worktrees/<name>/
+//     (granted), commondir, gitdir and config.worktree, read-only;
+//   - any other .git file (--separate-git-dir, a submodule's checkout): the file, read-only.
+func Guards(wt *pathfd.Root, res *Result) ([]Guard, []string, error) {
+	g := &guarder{}
+	fd, err := unix.Openat(wt.FD, ".git", unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, msg.Err(wt.Path, "/.git: ", err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, nil, err
+	}
+	dotgit := wt.Path + "/.git"
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		g.add(Guard{Path: dotgit, Pin: true, Dir: true, Dev: st.Dev, Ino: st.Ino})
+		err = g.gitDir(fd, dotgit, 0)
+		if err == nil {
+			err = g.hooksPath(wt, fd, dotgit)
+		}
+	case unix.S_IFREG:
+		g.add(Guard{Path: dotgit, Dev: st.Dev, Ino: st.Ino})
+		if res != nil && res.Registration != nil {
+			for _, name := range []string{"commondir", "gitdir"} {
+				if err = g.file(res.Registration.FD, res.Registration.Path, name, nil); err != nil {
+					break
+				}
+			}
+			if err == nil {
+				err = g.file(res.Registration.FD, res.Registration.Path, "config.worktree", []byte{})
+			}
+		}
+	default: // Discover refuses it before this is asked
+		return nil, nil, msg.Err(dotgit, " is neither a file nor a directory")
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return g.guards, g.gaps, nil
+}
+
+// guarder collects a repository's guards and gaps.
+type guarder struct {
+	guards []Guard
+	gaps   []string
+}
+
+func (g *guarder) add(x Guard) {
+	if len(g.guards) == maxGuards {
+		g.gaps = append(g.gaps, msg.Str("git: more than ", maxGuards, " paths of git metadata: ", x.Path,
+			" and those after it are not bound read-only"))
+	}
+	if len(g.guards) < maxGuards {
+		g.guards = append(g.guards, x)
+	}
+}
+
+// gitDir guards a git directory that has its own config (the main checkout's .git, a submodule's
+// modules/<name>), open at fd as path, at submodule depth depth.
+func (g *guarder) gitDir(fd int, path string, depth int) error {
+	for _, f := range []struct {
+		name        string
+		placeholder []byte
+	}{{"config", []byte{}}, {"config.worktree", []byte{}}, {"commondir", []byte(commonPlaceholder)}} {
+		if err := g.file(fd, path, f.name, f.placeholder); err != nil {
+			return err
+		}
+	}
+	if err := g.dir(fd, path, "hooks", true); err != nil {
+		return err
+	}
+	if err := g.registrations(fd, path); err != nil {
+		return err
+	}
+	if depth < maxModuleDepth {
+		return g.modules(fd, path, "modules", depth)
+	}
+	return nil
+}
+
+// registrations guards the worktrees/<name>/ entries of the git directory open at fd as path: each is read by
+// git in another checkout, whose .git file names it.
+func (g *guarder) registrations(fd int, path string) error {
+	wd, ok, err := g.pinDir(fd, path, "worktrees")
+	if err != nil || !ok {
+		return err
+	}
+	defer unix.Close(wd)
+	names, err := dirNames(wd)
+	if err != nil {
+		return msg.Err(path, "/worktrees: ", err)
+	}
+	for _, name := range names {
+		rd, ok, err := g.pinDir(wd, path+"/worktrees", name)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		reg := path + "/worktrees/" + name
+		for _, f := range []string{"commondir", "gitdir"} {
+			if err == nil {
+				err = g.file(rd, reg, f, nil)
+			}
+		}
+		if err == nil {
+			err = g.file(rd, reg, "config.worktree", []byte{})
+		}
+		unix.Close(rd)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// modules guards the submodule git directories beneath dir (a name of the directory open at fd as path): a
+// directory holding HEAD is one (gitDir); any other is a level of a submodule name with a "/".
+func (g *guarder) modules(fd int, path, dir string, depth int) error {
+	md, ok, err := g.pinDir(fd, path, dir)
+	if err != nil || !ok {
+		return err
+	}
+	defer unix.Close(md)
+	names, err := dirNames(md)
+	if err != nil {
+		return msg.Err(path, "/", dir, ": ", err)
+	}
+	for _, name := range names {
+		var st unix.Stat_t
+		if unix.Fstatat(md, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			continue
+		}
+		sub := path + "/" + dir
+		if unix.Fstatat(md, name+"/HEAD", &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+			err = g.modules(md, sub, name, depth+1)
+		} else if sd, ok, perr := g.pinDir(md, sub, name); perr != nil || !ok {
+			err = perr
+		} else {
+			err = g.gitDir(sd, sub+"/"+name, depth+1)
+			unix.Close(sd)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pinDir pins the directory name beneath fd (open as path), if it is one, and returns its O_PATH descriptor,
+// which the caller closes. A missing name is not pinned (ok false); a symlink there is a gap.
+func (g *guarder) pinDir(fd int, path, name string) (int, bool, error) {
+	d, err := unix.Openat(fd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) {
+		return -1, false, nil
+	}
+	if err != nil {
+		return -1, false, msg.Err(path, "/", name, ": ", err)
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(d, &st); err != nil {
+		unix.Close(d)
+		return -1, false, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		unix.Close(d)
+		if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			g.gaps = append(g.gaps, "git: "+path+"/"+name+" is a symlink: a mount cannot pin it, so the command can replace it")
+		}
+		return -1, false, nil
+	}
+	g.add(Guard{Path: path + "/" + name, Pin: true, Dir: true, Dev: st.Dev, Ino: st.Ino})
+	return d, true, nil
+}
+
+// file guards the regular file name beneath the directory open at fd as path, read-only. Where it is missing, a
+// placeholder with the text placeholder is made (none for nil: then the missing name is left, as git's
+// pointers are whose absence git itself refuses).
+func (g *guarder) file(fd int, path, name string, placeholder []byte) error {
+	return g.guard(fd, path, name, false, placeholder != nil, placeholder)
+}
+
+// dir guards the directory name beneath fd (open as path), read-only; made empty where missing and make is set.
+func (g *guarder) dir(fd int, path, name string, make bool) error {
+	return g.guard(fd, path, name, true, make, nil)
+}
+
+func (g *guarder) guard(fd int, path, name string, dir, make bool, text []byte) error {
+	full := path + "/" + name
+	made := false
+	f, err := unix.Openat(fd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) && make {
+		if err = makePlaceholder(fd, name, dir, text); err != nil && !errors.Is(err, unix.EEXIST) {
+			return msg.Err("git: making the placeholder ", full, ": ", err)
+		}
+		made = err == nil
+		f, err = unix.Openat(fd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	}
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if err != nil {
+		return msg.Err(full, ": ", err)
+	}
+	defer unix.Close(f)
+	var st unix.Stat_t
+	if err := unix.Fstat(f, &st); err != nil {
+		return err
+	}
+	want := uint32(unix.S_IFREG)
+	if dir {
+		want = unix.S_IFDIR
+	}
+	if st.Mode&unix.S_IFMT != want {
+		g.gaps = append(g.gaps, "git: "+full+" is a "+fileType(st.Mode)+": a mount cannot hold it read-only, so "+
+			"the command can replace it")
+		return nil
+	}
+	g.add(Guard{Path: full, Dir: dir, Dev: st.Dev, Ino: st.Ino, Made: made})
+	return nil
+}
+
+// makePlaceholder makes name beneath fd: an empty directory (mode 0755), or a regular file (0644) holding text,
+// created exclusively, so that nothing there is followed or overwritten. EEXIST: another confine made it first.
+func makePlaceholder(fd int, name string, dir bool, text []byte) error {
+	if dir {
+		return unix.Mkdirat(fd, name, 0o755)
+	}
+	f, err := unix.Openat(fd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(f)
+	for len(text) > 0 {
+		n, err := unix.Write(f, text)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		text = text[n:]
+	}
+	return nil
+}
+
+func fileType(mode uint32) string {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFLNK:
+		return "symlink"
+	case unix.S_IFDIR:
+		return "directory"
+	case unix.S_IFREG:
+		return "regular file"
+	}
+	return "special file"
+}
+
+// dirNames lists the entries of the directory open (O_PATH) at fd, without "." and "..".
+func dirNames(fd int) ([]string, error) {
+	d, err := unix.Openat(fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(d)
+	var names []string
+	buf := make([]byte, 8192)
+	for {
+		n, err := unix.Getdents(d, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return names, nil
+		}
+		_, _, names = unix.ParseDirent(buf[:n], -1, names)
+	}
+}
+
+// hooksPath guards the directory that core.hooksPath in the main checkout's config (the .git directory open at
+// gd as dotgit) names, where it lies inside the worktree wt (a relative value is relative to the worktree, as
+// git takes it in a non-bare repository): git runs its hooks from there. It is made empty where missing. A
+// value git expands (~, %(prefix)) or one with a symlink on the way is a gap. Only the repository's own config
+// is read: a hooksPath set in the user's or the system's config is outside the worktree's control.
+func (g *guarder) hooksPath(wt *pathfd.Root, gd int, dotgit string) error {
+	b, err := readChild(&pathfd.Root{Path: dotgit, FD: gd}, "config")
+	if err != nil {
+		return nil // no config, or an odd one: git reads none either, or the guard of config says so
+	}
+	v, ok := ConfigValue(b, "core", "hookspath")
+	if !ok || v == "" {
+		return nil
+	}
+	p := v
+	switch {
+	case strings.HasPrefix(v, "~") || strings.HasPrefix(v, "%("):
+		g.gaps = append(g.gaps, msg.Str("git: core.hooksPath ", msg.Quoted(v), " is expanded by git: not checked for a "+
+			"directory inside the worktree"))
+		return nil
+	case !strings.HasPrefix(v, "/"):
+		p = wt.Path + "/" + v
+	}
+	p = cleanPath(p)
+	if p != wt.Path && !strings.HasPrefix(p, wt.Path+"/") {
+		return nil // outside the worktree: not writable, unless beneath another root (the user's choice)
+	}
+	rel := strings.TrimPrefix(strings.TrimPrefix(p, wt.Path), "/")
+	switch {
+	case rel == "":
+		g.gaps = append(g.gaps, "git: core.hooksPath is the worktree itself: any file the command makes there "+
+			"can be a hook that unconfined git runs")
+		return nil
+	case rel == ".git" || strings.HasPrefix(rel, ".git/"):
+		if rel != ".git/hooks" {
+			g.gaps = append(g.gaps, "git: core.hooksPath "+p+" is inside .git but not its hooks/: not bound read-only")
+		}
+		return nil
+	}
+	parent, name := wt.FD, rel
+	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
+		fd, err := openBeneath(wt.FD, rel[:i])
+		if err != nil {
+			g.gaps = append(g.gaps, "git: core.hooksPath "+p+": "+err.Error()+": not bound read-only")
+			return nil
+		}
+		defer unix.Close(fd)
+		parent, name = fd, rel[i+1:]
+	}
+	return g.dir(parent, strings.TrimSuffix(p, "/"+name), name, true)
+}
+
+// openBeneath opens the directory rel (clean, relative) beneath dirfd one component at a time, following no
+// symlink.
+func openBeneath(dirfd int, rel string) (int, error) {
+	fd, err := unix.Openat(dirfd, ".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	for _, c := range strings.Split(rel, "/") {
+		next, err := unix.Openat(fd, c, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		unix.Close(fd)
+		if err != nil {
+			return -1, errors.New(c + " is not a directory (or is a symlink): " + err.Error())
+		}
+		fd = next
+	}
+	return fd, nil
+}
+
+// cleanPath is path (absolute) without empty and "." components, with ".." taken textually.
+func cleanPath(path string) string {
+	var out []string
+	for _, c := range strings.Split(path, "/") {
+		switch c {
+		case "", ".":
+		case "..":
+			if len(out) > 0 {
+				out = out[:len(out)-1]
+			}
+		default:
+			out = append(out, c)
+		}
+	}
+	return "/" + strings.Join(out, "/")
+}
+
+// ConfigValue is the last value of section.key (both lower case; no subsection) in the git config text b, as
+// git-config(1) reads it: sections and keys are case-insensitive, a value may be quoted, "\" escapes the next
+// character, and '#' or ';' outside quotes starts a comment. A key with no "=" is "true". Includes are not
+// followed. ok is false where the key is not set.
+func ConfigValue(b []byte, section, key string) (value string, ok bool) {
+	in := false
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "[") {
+			end := strings.IndexByte(line, ']')
+			if end < 0 {
+				in = false
+				continue
+			}
+			in = strings.EqualFold(strings.TrimSpace(line[1:end]), section)
+			line = strings.TrimSpace(line[end+1:])
+		}
+		if !in || line == "" || line[0] == '#' || line[0] == ';' {
+			continue
+		}
+		name, rest, hasValue := strings.Cut(line, "=")
+		if !strings.EqualFold(strings.TrimSpace(name), key) {
+			continue
+		}
+		if !hasValue {
+			value, ok = "true", true
+			continue
+		}
+		value, ok = configText(strings.TrimSpace(rest)), true
+	}
+	return value, ok
+}
+
+// configText unquotes a config value: quotes removed, "\" escapes (\n, \t, \b, and the next character), a comment
+// outside quotes dropped, trailing space outside quotes dropped.
+func configText(s string) string {
+	var b strings.Builder
+	quoted, pending := false, 0 // pending: spaces seen outside quotes, written only if more text follows
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\\' && i+1 < len(s):
+			i++
+			c = map[byte]byte{'n': '\n', 't': '\t', 'b': '\b'}[s[i]]
+			if c == 0 {
+				c = s[i]
+			}
+		case c == '"':
+			quoted = !quoted
+			continue
+		case !quoted && (c == '#' || c == ';'):
+			return b.String()
+		case !quoted && (c == ' ' || c == '\t'):
+			pending++
+			continue
+		}
+		for ; pending > 0; pending-- {
+			b.WriteByte(' ')
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}

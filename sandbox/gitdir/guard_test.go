@@ -1,0 +1,137 @@
+package gitdir
+
+import (
+	"os"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/confine-dev/confine/sandbox/pathfd"
+)
+
+// guards runs Guards on the worktree wt after Discover, and returns them by path, with the gaps.
+func guards(t *testing.T, wt string) (map[string]Guard, []string) {
+	t.Helper()
+	res, err := discover(t, wt, "")
+	require.NoError(t, err)
+	r, err := pathfd.Open(wt)
+	require.NoError(t, err)
+	defer r.Close()
+	gs, gaps, err := Guards(r, res)
+	require.NoError(t, err)
+	byPath := map[string]Guard{}
+	for i, g := range gs {
+		for _, parent := range gs[i:] { // parents first: nothing after a guard lies above it
+			require.False(t, strings.HasPrefix(g.Path, parent.Path+"/"), "%s before its parent %s", g.Path, parent.Path)
+		}
+		byPath[g.Path] = g
+	}
+	return byPath, gaps
+}
+
+func keys(m map[string]Guard) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestGuardsMainCheckout: a main checkout's .git is pinned, its config, commondir, config.worktree and hooks/
+// are held, the missing ones made as placeholders git reads as missing (a second run makes none), each other
+// checkout's registration and each submodule git directory are guarded too, and Discover still accepts the
+// checkout.
+func TestGuardsMainCheckout(t *testing.T) {
+	d := repo(t)
+	g := d + "/main/.git"
+	require.NoError(t, os.MkdirAll(g+"/modules/lib/a/hooks", 0o755))
+	require.NoError(t, os.WriteFile(g+"/modules/lib/a/HEAD", []byte("ref: refs/heads/main\n"), 0o644))
+	require.NoError(t, os.WriteFile(g+"/modules/lib/a/config", nil, 0o644))
+	got, gaps := guards(t, d+"/main")
+	require.Empty(t, gaps)
+	require.Equal(t, []string{g, g + "/commondir", g + "/config", g + "/config.worktree", g + "/hooks",
+		g + "/modules", g + "/modules/lib", g + "/modules/lib/a", g + "/modules/lib/a/commondir",
+		g + "/modules/lib/a/config", g + "/modules/lib/a/config.worktree", g + "/modules/lib/a/hooks",
+		g + "/worktrees", g + "/worktrees/wt", g + "/worktrees/wt/commondir", g + "/worktrees/wt/config.worktree",
+		g + "/worktrees/wt/gitdir"}, keys(got))
+	for _, pin := range []string{g, g + "/modules", g + "/modules/lib/a", g + "/worktrees/wt"} {
+		require.True(t, got[pin].Pin, pin)
+	}
+	require.False(t, got[g+"/config"].Pin)
+	require.True(t, got[g+"/commondir"].Made)
+	require.False(t, got[g+"/config"].Made)
+	b, err := os.ReadFile(g + "/commondir")
+	require.NoError(t, err)
+	require.Equal(t, ".\n", string(b))
+	git(t, d+"/main", "status", "--short") // git reads the placeholder as the git directory itself
+	again, _ := guards(t, d+"/main")
+	for p, x := range again {
+		require.False(t, x.Made, p)
+		require.Equal(t, got[p].Ino, x.Ino, p)
+	}
+}
+
+// TestGuardsLinked: a linked worktree's .git file is held, and in its registration commondir and gitdir, and
+// config.worktree, made where missing; nothing of the common directory (not writable) is listed.
+func TestGuardsLinked(t *testing.T) {
+	d := repo(t)
+	reg := d + "/main/.git/worktrees/wt"
+	got, gaps := guards(t, d+"/wt")
+	require.Empty(t, gaps)
+	require.Equal(t, []string{reg + "/commondir", reg + "/config.worktree", reg + "/gitdir", d + "/wt/.git"}, keys(got))
+	require.True(t, got[reg+"/config.worktree"].Made)
+	require.False(t, got[d+"/wt/.git"].Dir)
+}
+
+// TestGuardsGaps: a symlink where a guarded file or directory is cannot be held by a mount: it is a gap, named.
+func TestGuardsGaps(t *testing.T) {
+	d := repo(t)
+	g := d + "/main/.git"
+	require.NoError(t, os.RemoveAll(g+"/hooks"))
+	require.NoError(t, os.Symlink(d+"/elsewhere", g+"/hooks"))
+	got, gaps := guards(t, d+"/main")
+	require.NotContains(t, got, g+"/hooks")
+	require.Len(t, gaps, 1)
+	require.Contains(t, gaps[0], g+"/hooks is a symlink")
+}
+
+// TestGuardsHooksPath: core.hooksPath inside the worktree (husky's .husky/_) is held, made where missing; one
+// outside it is not listed; the worktree itself is a gap.
+func TestGuardsHooksPath(t *testing.T) {
+	d := repo(t)
+	git(t, d+"/main", "config", "core.hooksPath", ".husky/_")
+	require.NoError(t, os.Mkdir(d+"/main/.husky", 0o755))
+	got, gaps := guards(t, d+"/main")
+	require.Empty(t, gaps)
+	require.True(t, got[d+"/main/.husky/_"].Made)
+	require.True(t, got[d+"/main/.husky/_"].Dir)
+	git(t, d+"/main", "config", "core.hooksPath", d+"/hooks-outside")
+	got, _ = guards(t, d+"/main")
+	require.NotContains(t, got, d+"/hooks-outside")
+	git(t, d+"/main", "config", "core.hooksPath", ".")
+	_, gaps = guards(t, d+"/main")
+	require.Len(t, gaps, 1)
+	require.Contains(t, gaps[0], "the worktree itself")
+}
+
+func TestConfigValue(t *testing.T) {
+	for _, c := range []struct {
+		text, want string
+		ok         bool
+	}{
+		{"[core]\n\thooksPath = .husky/_\n", ".husky/_", true},
+		{"[Core]\nHOOKSPATH=a\nhookspath = \"b c\" # comment\n", "b c", true},
+		{"[core] hooksPath = x ; c\n", "x", true},
+		{"[core \"sub\"]\nhooksPath = x\n", "", false},
+		{"[other]\nhooksPath = x\n[core]\nbare = false\n", "", false},
+		{"[core]\nhooksPath\n", "true", true},
+		{"[core]\nhooksPath = a\\\"b\n", "a\"b", true},
+	} {
+		v, ok := ConfigValue([]byte(c.text), "core", "hookspath")
+		require.Equal(t, c.ok, ok, c.text)
+		require.Equal(t, c.want, v, c.text)
+	}
+}
