@@ -75,6 +75,7 @@ func Guards(wt *pathfd.Root, res *Result) ([]Guard, []string, error) {
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
 		g.add(Guard{Path: dotgit, Pin: true, Dir: true, Dev: st.Dev, Ino: st.Ino})
+		g.gaps = append(g.gaps, PlainSpecialGap(dotgit))
 		err = g.gitDir(fd, dotgit, 0)
 		if err == nil {
 			err = g.hooksPath(wt, fd, dotgit)
@@ -98,6 +99,16 @@ func Guards(wt *pathfd.Root, res *Result) ([]Guard, []string, error) {
 		return nil, nil, err
 	}
 	return g.guards, g.gaps, nil
+}
+
+// PlainSpecialGap is the gap every main checkout's .git (at dotgit) leaves: it lies inside the worktree, whose
+// Landlock rule grants making symlinks, FIFOs and sockets, and no mount can take that right away from part of it.
+// A symlink planted as a reflog or a loose ref is written through by a later unconfined git commit (checked
+// with git 2.39: the reflog line lands in the symlink's target).
+func PlainSpecialGap(dotgit string) string {
+	return "git: " + dotgit + " lies inside the worktree, whose rule grants symlinks, FIFOs and sockets: a symlink " +
+		"the command plants as a reflog or a ref there is written through by a later unconfined git commit " +
+		"(use a linked worktree, whose git directories get no such right)"
 }
 
 // guarder collects a repository's guards and gaps.
