@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"errors"
 	"runtime"
 
 	"github.com/confine-dev/confine/sandbox/internal/msg"
@@ -26,6 +27,8 @@ func (s *inPlace) start(r *runner) (int, error) {
 func (s *inPlace) finish(r *runner, g Guard) error {
 	m, committed, err := r.s.BuildMountLayer(r.p.writable, r.p.private())
 	switch {
+	case errors.Is(err, errGuard): // a guard changed since the plan: refused as any root that changed is
+		return report.Refuse(report.BadRoot, err.Error())
 	case committed && err != nil:
 		return report.Refuse(report.Internal, "the mount layer failed half-built: ", err.Error())
 	case err != nil:
