@@ -15,10 +15,21 @@ var gitCases = []Case{linkedOps("git-worktree/linked-ops", false), linkedOps("gi
 	Expect: []Expect{{"ABI ≥ 1, git installed", "each write fails with EACCES; git config fails; nothing changes"},
 		{"git absent", "SKIP"}, noLandlockRow},
 	Needs: Needs{Confined: true, Tools: []string{"git"}},
-	Setup: func(t *T) { gitFixture(t) },
+	Setup: func(t *T) {
+		g := gitFixture(t)
+		// The registration is granted (linked-ops writes there). With a mount layer confine makes an empty
+		// config.worktree in it where it is missing (a placeholder it binds read-only: sandbox/README.md, Git
+		// metadata); Run checks that it stays empty.
+		t.Unwatch(g.main + "/.git/worktrees/linked")
+	},
 	Run: func(t *T) {
 		g := gitPaths(t)
 		m := g.main
+		defer func() {
+			if b, err := os.ReadFile(m + "/.git/worktrees/linked/config.worktree"); err == nil && len(b) > 0 {
+				t.Errorf("the registration's config.worktree holds %q after the run, want it missing or empty", b)
+			}
+		}()
 		res := t.Helper([]string{"--worktree", g.linked}, opArg("write", m+"/tracked.txt", "x"),
 			opArg("create", m+"/new.txt", "x"), opArg("write", g.sibling+"/tracked.txt", "x"),
 			opArg("create", g.sibling+"/new.txt", "x"), opArg("create", m+"/.git/hooks/pre-commit", "#!/bin/sh\n"),
