@@ -45,8 +45,9 @@ func IsCommonPlaceholder(b []byte) bool { return string(b) == commonPlaceholder 
 // Guards finds the git metadata beneath the worktree wt that unconfined git later reads or runs, for the mount
 // layer to bind (see Guard), given what Discover found (res, with its descriptors still open), and makes the
 // placeholders of the missing names. It returns the guards, parents first (a Pin before what lies beneath it),
-// and the gaps: what cannot be guarded, and why (a symlink where a guarded name is, more than maxGuards), one
-// line each. An error is a system failure (a placeholder that could not be made); nothing is then guarded.
+// and the gaps: what cannot be guarded, and why, one line each (a writable index: GitlinkGap; a main checkout:
+// PlainSpecialGap; a symlink where a guarded name is; more than maxGuards). An error is a system failure (a
+// placeholder that could not be made); nothing is then guarded.
 //
 // What is guarded:
 //   - a main checkout (WORKTREE/.git a directory): .git pinned; its config, config.worktree, commondir and
@@ -75,7 +76,7 @@ func Guards(wt *pathfd.Root, res *Result) ([]Guard, []string, error) {
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
 		g.add(Guard{Path: dotgit, Pin: true, Dir: true, Dev: st.Dev, Ino: st.Ino})
-		g.gaps = append(g.gaps, PlainSpecialGap(dotgit))
+		g.gaps = append(g.gaps, PlainSpecialGap(dotgit), GitlinkGap(dotgit+"/index"))
 		err = g.gitDir(fd, dotgit, 0)
 		if err == nil {
 			err = g.hooksPath(wt, fd, dotgit)
@@ -83,6 +84,7 @@ func Guards(wt *pathfd.Root, res *Result) ([]Guard, []string, error) {
 	case unix.S_IFREG:
 		g.add(Guard{Path: dotgit, Dev: st.Dev, Ino: st.Ino})
 		if res != nil && res.Registration != nil {
+			g.gaps = append(g.gaps, GitlinkGap(res.Registration.Path+"/index"))
 			for _, name := range []string{"commondir", "gitdir"} {
 				if err = g.file(res.Registration.FD, res.Registration.Path, name, nil); err != nil {
 					break
@@ -109,6 +111,18 @@ func PlainSpecialGap(dotgit string) string {
 	return "git: " + dotgit + " lies inside the worktree, whose rule grants symlinks, FIFOs and sockets: a symlink " +
 		"the command plants as a reflog or a ref there is written through by a later unconfined git commit " +
 		"(use a linked worktree, whose git directories get no such right)"
+}
+
+// GitlinkGap is the gap of every checkout whose index (at index) the command can write, as git add needs: a gitlink
+// it adds there (git update-index --cacheinfo 160000,…), or an existing submodule's checkout whose .git file it
+// rewrites, leads the next unconfined git status into a git directory the command made inside the worktree, and
+// git runs that directory's core.fsmonitor (checked with git 2.39: no .gitmodules entry is needed). Closing it
+// would need a read-only index, which breaks git add, or the index's gitlinks read before each launch and their
+// .git held.
+func GitlinkGap(index string) string {
+	return "git: the index " + index + " is writable (git add needs it): a gitlink the command adds there, or a " +
+		"submodule's .git file it rewrites in the worktree, leads a later unconfined git status into a git " +
+		"directory the command made, whose core.fsmonitor git runs"
 }
 
 // guarder collects a repository's guards and gaps.

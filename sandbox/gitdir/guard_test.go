@@ -51,7 +51,7 @@ func TestGuardsMainCheckout(t *testing.T) {
 	require.NoError(t, os.WriteFile(g+"/modules/lib/a/HEAD", []byte("ref: refs/heads/main\n"), 0o644))
 	require.NoError(t, os.WriteFile(g+"/modules/lib/a/config", nil, 0o644))
 	got, gaps := guards(t, d+"/main")
-	require.Equal(t, []string{PlainSpecialGap(g)}, gaps)
+	require.Equal(t, []string{PlainSpecialGap(g), GitlinkGap(g + "/index")}, gaps)
 	require.Equal(t, []string{g, g + "/commondir", g + "/config", g + "/config.worktree", g + "/hooks",
 		g + "/modules", g + "/modules/lib", g + "/modules/lib/a", g + "/modules/lib/a/commondir",
 		g + "/modules/lib/a/config", g + "/modules/lib/a/config.worktree", g + "/modules/lib/a/hooks",
@@ -80,7 +80,7 @@ func TestGuardsLinked(t *testing.T) {
 	d := repo(t)
 	reg := d + "/main/.git/worktrees/wt"
 	got, gaps := guards(t, d+"/wt")
-	require.Empty(t, gaps)
+	require.Equal(t, []string{GitlinkGap(reg + "/index")}, gaps)
 	require.Equal(t, []string{reg + "/commondir", reg + "/config.worktree", reg + "/gitdir", d + "/wt/.git"}, keys(got))
 	require.True(t, got[reg+"/config.worktree"].Made)
 	require.False(t, got[d+"/wt/.git"].Dir)
@@ -94,8 +94,8 @@ func TestGuardsGaps(t *testing.T) {
 	require.NoError(t, os.Symlink(d+"/elsewhere", g+"/hooks"))
 	got, gaps := guards(t, d+"/main")
 	require.NotContains(t, got, g+"/hooks")
-	require.Len(t, gaps, 2)
-	require.Contains(t, gaps[1], g+"/hooks is a symlink")
+	require.Len(t, gaps, 3) // PlainSpecialGap, GitlinkGap, and the symlink
+	require.Contains(t, gaps[2], g+"/hooks is a symlink")
 }
 
 // TestGuardsHooksPath: core.hooksPath inside the worktree (husky's .husky/_) is held, made where missing; one
@@ -105,7 +105,7 @@ func TestGuardsHooksPath(t *testing.T) {
 	git(t, d+"/main", "config", "core.hooksPath", ".husky/_")
 	require.NoError(t, os.Mkdir(d+"/main/.husky", 0o755))
 	got, gaps := guards(t, d+"/main")
-	require.Len(t, gaps, 1) // PlainSpecialGap
+	require.Len(t, gaps, 2) // PlainSpecialGap, GitlinkGap
 	require.True(t, got[d+"/main/.husky/_"].Made)
 	require.True(t, got[d+"/main/.husky/_"].Dir)
 	git(t, d+"/main", "config", "core.hooksPath", d+"/hooks-outside")
@@ -113,8 +113,8 @@ func TestGuardsHooksPath(t *testing.T) {
 	require.NotContains(t, got, d+"/hooks-outside")
 	git(t, d+"/main", "config", "core.hooksPath", ".")
 	_, gaps = guards(t, d+"/main")
-	require.Len(t, gaps, 2)
-	require.Contains(t, gaps[1], "the worktree itself")
+	require.Len(t, gaps, 3)
+	require.Contains(t, gaps[2], "the worktree itself")
 }
 
 func TestConfigValue(t *testing.T) {

@@ -121,11 +121,12 @@ func openUnder(fd int, rel string) (int, error) {
 // gitGuarded is how the channel git-metadata is closed, for a strategy with a mount layer (metadata
 // MountLayer: Landlock's layer, or bwrap's).
 const gitGuarded = "the mount layer holds the repository's own git metadata beneath the writable roots: .git " +
-	"(and each submodule's and worktree's git directory) is bound onto itself, so it cannot be renamed, removed " +
-	"or replaced; config, config.worktree, commondir, a linked worktree's gitdir and commondir, hooks/ and a " +
-	"core.hooksPath inside the worktree are read-only, placeholders standing for the missing ones; git's other " +
-	"writes (index, HEAD, refs, objects, logs, locks) work. A repository the command creates itself is its own " +
-	"(see the threat model)"
+	"(and each submodule git directory in .git/modules, and each worktree registration) is bound onto itself, so " +
+	"it cannot be renamed, removed or replaced; config, config.worktree, commondir, a linked worktree's .git " +
+	"file, gitdir and commondir, hooks/ and a core.hooksPath inside the worktree are read-only, placeholders " +
+	"standing for the missing ones; git's other writes (index, HEAD, refs, objects, logs, locks) work. In a git " +
+	"checkout the writable index leaves it open (the report names why). A repository the command creates itself " +
+	"is its own (see the threat model)"
 
 // gitUnguarded is why the channel git-metadata is open without a mount layer.
 const gitUnguarded = "no mount layer: Landlock's rule on the worktree covers .git too (rules only add), so the " +
