@@ -46,6 +46,9 @@ var launchCases = map[string][]string{
 	"git-worktree": {
 		"linked-ops", "linked-ops-no-layer", "outside-denied", "parity", "parity-no-layer", "parity-reftable",
 	},
+	"git-metadata": {
+		"plain-routes", "linked-routes",
+	},
 	"passthrough": {
 		"exit-codes", "signals", "background-ends", "stdio", "path-lookup", "not-executable-126", "not-found-127",
 		"no-leaked-fds",

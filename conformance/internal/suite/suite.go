@@ -60,12 +60,12 @@ type Needs struct {
 func (c Case) Family() string { f, _, _ := strings.Cut(c.ID, "/"); return f }
 
 // Families lists the families in catalogue order.
-var Families = []string{"boundary", "toctou-symlink-swap", "abi-negotiation", "dev-null", "fail-closed", "git-worktree", "passthrough", "side-channels", "workflow", "toolchains", "wsl-interop", "deputy", "workloads"}
+var Families = []string{"boundary", "toctou-symlink-swap", "abi-negotiation", "dev-null", "fail-closed", "git-worktree", "git-metadata", "passthrough", "side-channels", "workflow", "toolchains", "wsl-interop", "deputy", "workloads"}
 
 // All returns every case, in catalogue order: the order of Families, then the order each family file gives.
 func All() []Case {
 	var all []Case
-	for _, f := range [][]Case{boundaryCases, toctouCases, abiCases, devNullCases, failClosedCases, gitCases, gitParityCases, passthroughCases, sideChannelsCases, workflowCases, toolchainsCases, wslInteropCases, deputyCases, workloadsCases()} {
+	for _, f := range [][]Case{boundaryCases, toctouCases, abiCases, devNullCases, failClosedCases, gitCases, gitParityCases, gitMetadataCases, passthroughCases, sideChannelsCases, workflowCases, toolchainsCases, wslInteropCases, deputyCases, workloadsCases()} {
 		all = append(all, f...)
 	}
 	return all

@@ -1,0 +1,144 @@
+package suite
+
+import (
+	"os"
+	"strings"
+)
+
+// gitRoute is one way a confined command plants code that a later, unconfined git runs (issue 38): Script runs
+// confined (/bin/sh -c, in the worktree, $S the sentinel path, $MAIN the main checkout), and git's everyday
+// commands, run unconfined afterwards, would then create $S.
+type gitRoute struct{ Name, Script string }
+
+// The fsmonitor line a planted config carries: git runs core.fsmonitor through the shell at every git status.
+const plantedFsmonitor = `printf '[core]\n\tfsmonitor = touch %s; false\n' "$S"`
+
+// plainRoutes are the routes of a main checkout, whose .git is a directory inside the worktree.
+var plainRoutes = []gitRoute{
+	{"git config core.fsmonitor", `git config core.fsmonitor "touch $S; false"`},
+	{"a pre-commit hook", `printf '#!/bin/sh\ntouch %s\n' "$S" > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit`},
+	{"config replaced by a rename", `cp .git/config c.new && ` + plantedFsmonitor + ` >> c.new && mv -f c.new .git/config`},
+	{"hooks/ renamed away and replaced", `mv .git/hooks h.old; mkdir -p .git/hooks && ` +
+		`printf '#!/bin/sh\ntouch %s\n' "$S" > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit`},
+	{".git renamed away and replaced by a copy", `cp -a .git g.new && ` + plantedFsmonitor + ` >> g.new/config && ` +
+		`mv .git g.old && mv g.new .git`},
+	{"a commondir naming a copy", `cp -a .git common.new && ` + plantedFsmonitor + ` >> common.new/config && ` +
+		`printf '../common.new\n' > .git/commondir`},
+}
+
+// linkedRoutes are the routes of a linked worktree, whose .git file names its registration in the main
+// checkout's git directory (granted), where the common config sets extensions.worktreeConfig. The gitdir
+// back-pointer is followed by git worktree repair in the main checkout, which the case does not run (it would
+// change the watched main checkout): its content is compared instead.
+var linkedRoutes = []gitRoute{
+	{"git config --worktree core.fsmonitor", `git config --worktree core.fsmonitor "touch $S; false"`},
+	{"config.worktree written", plantedFsmonitor + ` >> "$(git rev-parse --git-dir)/config.worktree"`},
+	{"commondir naming a copy", `cp -a "$MAIN/.git" common.new && ` + plantedFsmonitor + ` >> common.new/config && ` +
+		`printf '%s/common.new\n' "$PWD" > "$(git rev-parse --git-dir)/commondir"`},
+	{".git file naming a copy", `cp -a "$MAIN/.git" g.new && ` + plantedFsmonitor + ` >> g.new/config && ` +
+		`printf 'gitdir: g.new\n' > .git`},
+	{".git file replaced by a rename", `cp -a "$MAIN/.git" g2.new && ` + plantedFsmonitor + ` >> g2.new/config && ` +
+		`printf 'gitdir: g2.new\n' > dotgit.new && mv -f dotgit.new .git`},
+	{"the registration's gitdir rewritten", `printf '%s/.git\n' "$MAIN" > "$(git rev-parse --git-dir)/gitdir"`},
+}
+
+var gitMetadataCases = []Case{
+	gitRoutesCase("git-metadata/plain-routes", false,
+		"in a main checkout, no hook, config, commondir or replaced .git a confined command plants runs when git runs unconfined later",
+		"The worktree holds .git, and every editor and agent harness runs unconfined git there all the time (VS Code's "+
+			"git status every few seconds): a hook, core.fsmonitor in .git/config, a commondir naming a config of the "+
+			"command's, or .git renamed away and replaced, is code that runs outside the sandbox with a delay. The mount "+
+			"layer binds .git onto itself and its config, hooks/ and commondir read-only. Each route is planted by one "+
+			"confined command; then unconfined git status and git commit run, and must not run it. The channel "+
+			"git-metadata stays open (a gitlink added to the writable index is not held), and --strict refuses."),
+	gitRoutesCase("git-metadata/linked-routes", true,
+		"in a linked worktree, no config.worktree, commondir, .git file or gitdir a confined command plants runs when git runs unconfined later",
+		"Agents' embedded worktrees are linked worktrees: .git is a file naming <main>/.git/worktrees/<name>, which "+
+			"confine grants. Its commondir rewritten to a copy with core.fsmonitor, the .git file rewritten or replaced, "+
+			"config.worktree written where extensions.worktreeConfig is set, or the gitdir back-pointer rewritten (which "+
+			"git worktree repair follows) each changes what the next unconfined git in that worktree runs. The mount "+
+			"layer holds each read-only; unconfined git status and git commit then must not run any of them."),
+}
+
+func gitRoutesCase(id string, linked bool, title, rationale string) Case {
+	return Case{
+		ID: id, Title: title, Rationale: rationale,
+		Expect: []Expect{
+			{"ABI ≥ 1 with a mount layer, git installed", "every route fails or has no effect: the sentinel is never made; " +
+				"git add and commit work confined; report.channels.git-metadata is open naming the index; --strict exits 125"},
+			{"no mount layer (supervisor, seccomp-deny)", "report.channels.git-metadata is open, and --strict exits 125; the routes are not planted"},
+			{"git absent", "SKIP"}, noLandlockRow},
+		Needs: Needs{Confined: true, Tools: []string{"git"}},
+		Setup: func(t *T) {
+			g := gitFixture(t)
+			if linked {
+				git(t, g.env, "-C", g.main, "config", "extensions.worktreeConfig", "true")
+				t.Unwatch(g.linked, g.main+"/.git/worktrees/linked", g.main+"/.git/objects", g.main+"/.git/refs", g.main+"/.git/logs")
+			} else {
+				t.Unwatch(g.main)
+			}
+		},
+		Run: func(t *T) {
+			g := gitPaths(t)
+			wt := g.main
+			if linked {
+				wt = g.linked
+			}
+			sentinel := t.Base + "/ran-outside"
+			env := append(append([]string{}, g.env...), "S="+sentinel, "MAIN="+g.main)
+			flags := []string{"--worktree", wt}
+			commit := t.Confine(flags, []string{"/bin/sh", "-c", `echo c > c.txt && git add c.txt && git commit -q -m c`},
+				Opts{Env: env, Dir: wt})
+			rep := commit.Report
+			if rep == nil {
+				t.Fatalf("no report: exit %d, %s", commit.Exit, firstLine(commit.Stderr))
+			}
+			ch, ok := rep.Channels["git-metadata"]
+			if !ok || ch.Status != "open" {
+				t.Errorf("report.channels.git-metadata is %+v in a git checkout, want open (its index is writable)", ch)
+			}
+			strict := t.Confine(append(flags, "--strict"), []string{"/bin/sh", "-c", `touch strict-ran`}, Opts{Env: env, Dir: wt})
+			if strict.Exit != 125 || Exists(wt+"/strict-ran") || !strings.Contains(strict.Stderr, "git-metadata") {
+				t.Errorf("--strict in a git checkout: exit %d (strict-ran made: %v), stderr %q; want 125 naming git-metadata",
+					strict.Exit, Exists(wt+"/strict-ran"), firstLine(strict.Stderr))
+			}
+			if !rep.MountLayer() && rep.Backend != BackendBwrap {
+				t.Logf("no mount layer (metadata %s): git-metadata reported open (%s); the routes would work here, and are not planted", rep.Metadata, firstLine(ch.How))
+				return
+			}
+			if !strings.Contains(ch.How, "gitlink") {
+				t.Errorf("with the mount layer, git-metadata is open for %q, want the gitlink route named", ch.How)
+			}
+			if commit.Exit != 0 {
+				t.Errorf("git add and commit under confine: exit %d: %s", commit.Exit, firstLine(commit.Stderr))
+			}
+			routes := plainRoutes
+			if linked {
+				routes = linkedRoutes
+			}
+			gitdirFile := g.main + "/.git/worktrees/linked/gitdir"
+			backPointer, _ := os.ReadFile(gitdirFile)
+			for _, route := range routes {
+				r := t.Confine(flags, []string{"/bin/sh", "-c", route.Script}, Opts{Env: env, Dir: wt})
+				t.Logf("route %s: confined exit %d: %s", route.Name, r.Exit, firstLine(r.Stderr))
+				for _, trigger := range [][]string{{"git", "status", "--porcelain"}, {"git", "commit", "-q", "--allow-empty", "-m", "trigger"}} {
+					t.Unconfined(trigger, Opts{Env: env, Dir: wt})
+				}
+				if Exists(sentinel) {
+					t.Errorf("route %s: unconfined git ran what the confined command planted (%s exists)", route.Name, sentinel)
+					os.Remove(sentinel)
+				}
+			}
+			if b, _ := os.ReadFile(gitdirFile); linked && string(b) != string(backPointer) {
+				t.Errorf("the registration's gitdir changed under confine: %q, was %q", b, backPointer)
+			}
+		},
+	}
+}
+
+// git runs git unconfined for a fixture, failing the case on an error.
+func git(t *T, env []string, args ...string) {
+	if r := t.Unconfined(append([]string{"git"}, args...), Opts{Env: env}); r.Exit != 0 {
+		t.Fatalf("fixture: git %s: exit %d: %s", strings.Join(args, " "), r.Exit, firstLine(r.Stderr))
+	}
+}
