@@ -23,10 +23,11 @@ import (
 // childrenRefusal refuses a launch whose process already has children: a process that started them and then
 // exec'd confine (sh -c 'job & exec confine …'). confine would take them for the command's: it ends every child
 // it has once the command exits, and its supervisor lets the command signal its descendants. One waitid
-// (P_ALL, WNOHANG|WNOWAIT: nothing is reaped): ECHILD where there is none.
+// (P_ALL, WNOHANG|WNOWAIT: nothing is reaped): ECHILD where there is none. __WALL (linux/wait.h, 2.4) so that
+// a clone child whose exit signal is not SIGCHLD counts too: without it waitid sees none of those (issue 43).
 func childrenRefusal() error {
 	var info unix.Siginfo
-	if err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WSTOPPED|unix.WCONTINUED|unix.WNOHANG|unix.WNOWAIT, nil); err != nil {
+	if err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WSTOPPED|unix.WCONTINUED|unix.WNOHANG|unix.WNOWAIT|unix.WALL, nil); err != nil {
 		return nil // ECHILD: no child
 	}
 	return report.Refuse(report.ForeignChildren, "this process already has children, started before confine was "+
@@ -63,7 +64,7 @@ func endDescendants() int {
 func hasChildren() bool {
 	for {
 		var ws syscall.WaitStatus
-		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG|syscall.WALL, nil)
 		switch {
 		case err == syscall.EINTR:
 		case err != nil:
@@ -78,7 +79,7 @@ func killDescendants() (reaped int) {
 	for {
 		for { // reap what has ended
 			var ws syscall.WaitStatus
-			pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+			pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG|syscall.WALL, nil)
 			if err == syscall.EINTR {
 				continue
 			}
@@ -98,7 +99,7 @@ func killDescendants() (reaped int) {
 			unix.Kill(pid, unix.SIGKILL)
 		}
 		var ws syscall.WaitStatus
-		if pid, err := syscall.Wait4(-1, &ws, 0, nil); err == nil && pid > 0 {
+		if pid, err := syscall.Wait4(-1, &ws, syscall.WALL, nil); err == nil && pid > 0 {
 			reaped++
 		}
 	}
