@@ -110,7 +110,7 @@ func Guards(wt *pathfd.Root, res *Result) ([]Guard, []string, error) {
 func PlainSpecialGap(dotgit string) string {
 	return "git: " + dotgit + " lies inside the worktree, whose rule grants symlinks, FIFOs and sockets: a symlink " +
 		"the command plants as a reflog or a ref there is written through by a later unconfined git commit " +
-		"(use a linked worktree, whose git directories get no such right)"
+		"(a linked worktree's git directories get no such right)"
 }
 
 // GitlinkGap is the gap of every checkout whose index (at index) the command can write, as git add needs: a gitlink

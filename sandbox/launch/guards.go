@@ -118,15 +118,19 @@ func openUnder(fd int, rel string) (int, error) {
 	return cur, nil
 }
 
-// gitGuarded is how the channel git-metadata is closed, for a strategy with a mount layer (metadata
-// MountLayer: Landlock's layer, or bwrap's).
+// gitGuarded is what the mount layer (metadata MountLayer: Landlock's layer, or bwrap's) holds of a
+// repository's git metadata beneath the writable roots.
 const gitGuarded = "the mount layer holds the repository's own git metadata beneath the writable roots: .git " +
 	"(and each submodule git directory in .git/modules, and each worktree registration) is bound onto itself, so " +
 	"it cannot be renamed, removed or replaced; config, config.worktree, commondir, a linked worktree's .git " +
 	"file, gitdir and commondir, hooks/ and a core.hooksPath inside the worktree are read-only, placeholders " +
-	"standing for the missing ones; git's other writes (index, HEAD, refs, objects, logs, locks) work. In a git " +
-	"checkout the writable index leaves it open (the report names why). A repository the command creates itself " +
-	"is its own (see the threat model)"
+	"standing for the missing ones; git's other writes (index, HEAD, refs, objects, logs, locks) work"
+
+// gitNoCheckout is how the channel git-metadata is closed: with a mount layer, where the worktree is no git
+// checkout (probe, which has no worktree, says the same, with what a checkout changes).
+const gitNoCheckout = "no git checkout at the worktree (a repository the command creates itself is its own: see " +
+	"the threat model). In a checkout it is open even so, since its index stays writable (the report names why); " +
+	"there " + gitGuarded
 
 // gitUnguarded is why the channel git-metadata is open without a mount layer.
 const gitUnguarded = "no mount layer: Landlock's rule on the worktree covers .git too (rules only add), so the " +
@@ -140,9 +144,9 @@ func gitChannel(metadata Metadata, gaps []string) report.Channel {
 	case metadata != MetadataMountLayer:
 		return report.Channel{Status: report.Open, How: gitUnguarded}
 	case len(gaps) > 0:
-		return report.Channel{Status: report.Open, How: gitGuarded + "; but not all of it here: " + strings.Join(gaps, "; ")}
+		return report.Channel{Status: report.Open, How: strings.Join(gaps, "; ") + ". What is held: " + gitGuarded}
 	}
-	return report.Channel{Status: report.Closed, How: gitGuarded}
+	return report.Channel{Status: report.Closed, How: gitNoCheckout}
 }
 
 // guardGit guards the git metadata of the repository at the worktree wt (found by Discover as res) where a mount
