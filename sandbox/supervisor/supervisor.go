@@ -21,14 +21,17 @@
 // it, with rights the command's Landlock domain does not have (Landlock scopes ptrace, and so those links, to
 // the domain), into another process's files and mount namespace. And it compares identities with the mount
 // (statx STATX_MNT_ID, 5.8): a mount belongs to one mount namespace, so a directory reached through another
-// namespace never matches a root or a kept directory, which were found in its own. Where that namespace has
+// namespace never matches a root, which was found in its own. Where that namespace has
 // an outside directory mounted beneath a path under a writable root, the ".." walk there would otherwise climb
 // to the root by device and inode.
 //
 // The check is sound because the command cannot move a file across the boundary: Landlock denies a rename or
 // link out of the writable roots (MAKE_* on the destination) and into them (REMOVE_* on an outside source;
 // from ABI 2, REFER on both ends; before it, any cross-directory rename or link is EXDEV). So a file beneath a
-// writable root stays beneath one, and a file outside stays outside, while the command runs.
+// writable root stays beneath one, and a file outside stays outside, as far as the command goes. A process
+// outside can still move a directory out of a root while the command runs (the caller's own `mv dist
+// ~/releases/`), so no directory is taken as beneath a root because it once was: each check walks from the
+// descriptor the kernel reports now (issue 43: a kept directory let the command chmod inside the moved one).
 package supervisor
 
 import (
@@ -111,10 +114,6 @@ func identify(dirfd int, path string) (Ident, error) {
 type Supervisor struct {
 	listener int
 	roots    []Root
-	// inside holds directories found beneath a root, each with an O_PATH descriptor that keeps its inode
-	// alive, so that its number cannot be given to another directory while it is here; a directory beneath a
-	// root stays beneath one (see the package doc). Only positive answers are kept, and at most maxInside.
-	inside map[Ident]int
 	// names and keys hold the last maxNames files other than directories that beneath passed: the name each
 	// passed under (see beneath) and its identity, in a ring; next is where the next one goes. An unused
 	// entry has no name.
@@ -133,16 +132,12 @@ type Supervisor struct {
 	userNS         unix.Stat_t // the identity of our user namespace, in which a caller's capabilities count
 }
 
-// maxInside bounds the directories kept (and so the descriptors held): past it, all are let go. maxNames
-// bounds the files kept by name (no descriptor held), the oldest let go first.
-const (
-	maxInside = 512
-	maxNames  = 32
-)
+// maxNames bounds the files kept by name (no descriptor held), the oldest let go first.
+const maxNames = 32
 
 // New is a supervisor for listener (from seccomp.InstallListener) that allows changes beneath roots.
 func New(listener int, roots []Root) *Supervisor {
-	s := &Supervisor{listener: listener, roots: roots, inside: map[Ident]int{}, names: make([]string, maxNames), keys: make([]Ident, maxNames),
+	s := &Supervisor{listener: listener, roots: roots, names: make([]string, maxNames), keys: make([]Ident, maxNames),
 		getfd: true, pidfdFlags: unix.PIDFD_THREAD, pidfd: -1, self: unix.Getpid(), euid: unix.Geteuid()}
 	var err error
 	if s.creds, err = credsOf(0); err != nil {
@@ -497,9 +492,9 @@ func resolve(base int, path string, follow bool) (int, error) {
 // reports the same name for the same identity (as for tar's fchown, fchmod and utimensat on one descriptor).
 // That is the answer the full check gives: the name is the kernel's, now, for this file (a deleted file's
 // ends in " (deleted)", and another hard link's is another name); a name reported has no symbolic link in it;
-// and the directory it names was beneath a root, and stays beneath one (see the package doc: the command can
-// move no directory across the boundary, nor change the path above a root), so any directory found at that
-// name now is beneath one too. A name that once failed is not kept, so a file is never kept by its outside
+// and the directory it names was beneath a root: a directory moved out since (by a process outside, see the
+// package doc) gives its files another name, and the command cannot change the path above a root, so any
+// directory found at that name now is beneath one too (unless a process outside replaces a root itself). A name that once failed is not kept, so a file is never kept by its outside
 // name, nor by an inside name that a hard link outside (made before the launch) reaches it through. The
 // identity need not be pinned: another file given the same number under the same name is in the same place.
 func (s *Supervisor) beneath(fd int, id Ident) bool {
@@ -543,14 +538,11 @@ func (s *Supervisor) beneath(fd int, id Ident) bool {
 // maxDepth bounds the ".." walk: PATH_MAX / 2 components.
 const maxDepth = 2048
 
-// walk says whether the directory open at fd (id its identity) is a root or lies beneath one, and keeps a yes
-// in s.inside. Every comparison includes the mount: ".." climbs the tree of the mount namespace fd was opened
-// in, and a mount is one namespace's, so a walk through another namespace meets no root and no kept
-// directory, and ends at that namespace's top.
+// walk says whether the directory open at fd (id its identity) is a root or lies beneath one, climbing ".."
+// from it every time (nothing is kept: see the package doc). Every comparison includes the mount: ".." climbs
+// the tree of the mount namespace fd was opened in, and a mount is one namespace's, so a walk through another
+// namespace meets no root, and ends at that namespace's top.
 func (s *Supervisor) walk(fd int, id Ident) bool {
-	if _, ok := s.inside[id]; ok {
-		return true
-	}
 	cur, cid := fd, id
 	defer func() {
 		if cur != fd {
@@ -558,9 +550,7 @@ func (s *Supervisor) walk(fd int, id Ident) bool {
 		}
 	}()
 	for i := 0; i < maxDepth; i++ {
-		_, known := s.inside[cid]
-		if known || s.isRootDir(cid) {
-			s.remember(id, fd)
+		if s.isRootDir(cid) {
 			return true
 		}
 		up, err := unix.Openat(cur, "..", unix.O_PATH|unix.O_CLOEXEC|unix.O_DIRECTORY, 0)
@@ -592,19 +582,6 @@ func (s *Supervisor) isRootDir(id Ident) bool {
 		}
 	}
 	return false
-}
-
-// remember keeps the directory open at fd as found beneath a root, with a descriptor of its own.
-func (s *Supervisor) remember(key Ident, fd int) {
-	if len(s.inside) >= maxInside {
-		for _, held := range s.inside {
-			unix.Close(held)
-		}
-		clear(s.inside)
-	}
-	if held, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0); err == nil {
-		s.inside[key] = held
-	}
 }
 
 // readlink reads a symbolic link's target.

@@ -209,6 +209,22 @@ func TestBeneathComparesTheNameFoundAgainByIdentity(t *testing.T) {
 	require.True(t, s.beneath(fd, id), "renamed inside: still inside, under its new name")
 }
 
+// A directory that a process outside moves out of a root while the command runs is outside from then on, and
+// so are the files in it (issue 43, finding 1: the supervisor kept directories it had found inside, and the
+// command could still chmod and utime in one the caller moved to ~/releases).
+func TestBeneathSeesADirectoryMovedOut(t *testing.T) {
+	tr, s := newTree(t)
+	dir, _ := openStat(t, tr.root+"/a/b", unix.O_PATH|unix.O_CLOEXEC)
+	file, _ := openStat(t, tr.root+"/a/b/f", unix.O_PATH|unix.O_CLOEXEC)
+	require.True(t, s.beneath(dir, ident(t, dir)))
+	require.True(t, s.beneath(file, ident(t, file)))
+	require.NoError(t, os.Rename(tr.root+"/a/b", tr.out+"/b"))
+	require.False(t, s.beneath(dir, ident(t, dir)), "the directory, moved out by a process outside")
+	require.False(t, s.beneath(file, ident(t, file)), "a file in it")
+	sub, _ := openStat(t, tr.out+"/b", unix.O_PATH|unix.O_CLOEXEC)
+	require.False(t, s.beneath(sub, ident(t, sub)), "the same directory, opened again")
+}
+
 // BenchmarkCheckAndChange is the supervisor's own work for one utimensat by path beneath a root (resolve, check,
 // change), against BenchmarkPlainChange, the same change made directly: their ratio is what the supervisor adds
 // besides the kernel's round trip to it.
