@@ -53,13 +53,16 @@ func IsCommonPlaceholder(b []byte) bool { return string(b) == commonPlaceholder 
 //   - a main checkout (WORKTREE/.git a directory): .git pinned; its config, config.worktree, commondir and
 //     hooks/ read-only; each worktrees/<name>/ (another checkout's registration) pinned, with its commondir,
 //     gitdir and config.worktree read-only; each submodule git directory modules/<name>/ pinned, with the same
-//     set as .git's, nested ones too; and core.hooksPath, where .git/config names a directory inside the
-//     worktree;
+//     set as .git's, nested ones too (no commondir placeholder there: see gitDir). A core.hooksPath inside
+//     the worktree is a gap (see hooksPath);
 //   - a linked worktree: the .git file, read-only; and, in its registration <common>/worktrees/<name>/
 //     (granted), commondir, gitdir and config.worktree, read-only;
 //   - any other .git file (--separate-git-dir, a submodule's checkout): the file, read-only.
-func Guards(wt *pathfd.Root, res *Result) ([]Guard, []string, error) {
-	g := &guarder{}
+//
+// With place false nothing is made: a missing name is left out, and the gaps are the same (a launch that is
+// refused for them, as --strict's is, leaves nothing behind).
+func Guards(wt *pathfd.Root, res *Result, place bool) ([]Guard, []string, error) {
+	g := &guarder{place: place}
 	fd, err := unix.Openat(wt.FD, ".git", unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ENOENT) {
 		return nil, nil, nil
@@ -78,9 +81,7 @@ func Guards(wt *pathfd.Root, res *Result) ([]Guard, []string, error) {
 		g.add(Guard{Path: dotgit, Pin: true, Dir: true, Dev: st.Dev, Ino: st.Ino})
 		g.gaps = append(g.gaps, PlainSpecialGap(dotgit), GitlinkGap(dotgit+"/index"))
 		err = g.gitDir(fd, dotgit, 0)
-		if err == nil {
-			err = g.hooksPath(wt, fd, dotgit)
-		}
+		g.hooksPath(wt, fd, dotgit)
 	case unix.S_IFREG:
 		g.add(Guard{Path: dotgit, Dev: st.Dev, Ino: st.Ino})
 		if res != nil && res.Registration != nil {
@@ -125,10 +126,11 @@ func GitlinkGap(index string) string {
 		"directory the command made, whose core.fsmonitor git runs"
 }
 
-// guarder collects a repository's guards and gaps.
+// guarder collects a repository's guards and gaps; place says whether it makes placeholders.
 type guarder struct {
 	guards []Guard
 	gaps   []string
+	place  bool
 }
 
 func (g *guarder) add(x Guard) {
@@ -143,14 +145,32 @@ func (g *guarder) add(x Guard) {
 
 // gitDir guards a git directory that has its own config (the main checkout's .git, a submodule's
 // modules/<name>), open at fd as path, at submodule depth depth.
+//
+// commondir gets its placeholder only in the main checkout's .git, and only where its config sets no
+// core.worktree: with a commondir present, git ignores core.worktree and core.bare in that config
+// (check_repository_format_gently, setup.c), and every submodule git directory has core.worktree, so a
+// placeholder there would make git take the superproject for the submodule's worktree. Where no placeholder
+// can be made, a missing commondir is a gap.
 func (g *guarder) gitDir(fd int, path string, depth int) error {
 	for _, f := range []struct {
 		name        string
 		placeholder []byte
-	}{{"config", []byte{}}, {"config.worktree", []byte{}}, {"commondir", []byte(commonPlaceholder)}} {
+	}{{"config", []byte{}}, {"config.worktree", []byte{}}} {
 		if err := g.file(fd, path, f.name, f.placeholder); err != nil {
 			return err
 		}
+	}
+	var common []byte
+	if depth == 0 && !setsWorktree(&pathfd.Root{Path: path, FD: fd}) {
+		common = []byte(commonPlaceholder)
+	}
+	if err := g.file(fd, path, "commondir", common); err != nil {
+		return err
+	}
+	if common == nil && !g.has(path+"/commondir") {
+		g.gaps = append(g.gaps, "git: no commondir placeholder in "+path+" (git ignores core.worktree where a "+
+			"commondir is, and a submodule's git directory, or this config, sets it): a commondir the command makes "+
+			"there is followed by unconfined git")
 	}
 	if err := g.dir(fd, path, "hooks", true); err != nil {
 		return err
@@ -162,6 +182,26 @@ func (g *guarder) gitDir(fd int, path string, depth int) error {
 		return g.modules(fd, path, "modules", depth)
 	}
 	return nil
+}
+
+// setsWorktree says whether the config of the git directory gd sets core.worktree.
+func setsWorktree(gd *pathfd.Root) bool {
+	b, err := readChild(gd, "config")
+	if err != nil {
+		return false
+	}
+	_, ok := ConfigValue(b, "core", "worktree")
+	return ok
+}
+
+// has says whether path is among the guards.
+func (g *guarder) has(path string) bool {
+	for _, x := range g.guards {
+		if x.Path == path {
+			return true
+		}
+	}
+	return false
 }
 
 // registrations guards the worktrees/<name>/ entries of the git directory open at fd as path: each is read by
@@ -276,7 +316,7 @@ func (g *guarder) guard(fd int, path, name string, dir, make bool, text []byte) 
 	full := path + "/" + name
 	made := false
 	f, err := unix.Openat(fd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if errors.Is(err, unix.ENOENT) && make {
+	if errors.Is(err, unix.ENOENT) && make && g.place {
 		if err = makePlaceholder(fd, name, dir, text); err != nil && !errors.Is(err, unix.EEXIST) {
 			return msg.Err("git: making the placeholder ", full, ": ", err)
 		}
@@ -367,74 +407,37 @@ func dirNames(fd int) ([]string, error) {
 	}
 }
 
-// hooksPath guards the directory that core.hooksPath in the main checkout's config (the .git directory open at
-// gd as dotgit) names, where it lies inside the worktree wt (a relative value is relative to the worktree, as
-// git takes it in a non-bare repository): git runs its hooks from there. It is made empty where missing. A
-// value git expands (~, %(prefix)) or one with a symlink on the way is a gap. Only the repository's own config
-// is read: a hooksPath set in the user's or the system's config is outside the worktree's control.
-func (g *guarder) hooksPath(wt *pathfd.Root, gd int, dotgit string) error {
+// hooksPath reports the gap that core.hooksPath in the main checkout's config (the .git directory open at gd as
+// dotgit) leaves where it names a directory inside the worktree wt other than .git/hooks (a relative value is
+// relative to the worktree, as git takes it in a non-bare repository): git runs its hooks from there, and the
+// command can change them. They are not held: they are the project's own files (husky's .husky, a .githooks),
+// which checkout and commit change, and a read-only bind there makes git checkout exit 0 with the old hook left
+// (husky 9's .husky/_ only calls .husky/<hook>, tracked and writable, so holding it would hold nothing). A value
+// git expands (~, %(prefix)) is a gap too. Only the repository's own config is read: a hooksPath set in the
+// user's or the system's config is outside the worktree's control.
+func (g *guarder) hooksPath(wt *pathfd.Root, gd int, dotgit string) {
 	b, err := readChild(&pathfd.Root{Path: dotgit, FD: gd}, "config")
 	if err != nil {
-		return nil // no config, or an odd one: git reads none either, or the guard of config says so
+		return // no config, or an odd one: git reads none either, or the guard of config says so
 	}
 	v, ok := ConfigValue(b, "core", "hookspath")
 	if !ok || v == "" {
-		return nil
+		return
+	}
+	if strings.HasPrefix(v, "~") || strings.HasPrefix(v, "%(") {
+		g.gaps = append(g.gaps, msg.Str("git: core.hooksPath ", msg.Quoted(v), " is expanded by git: not checked "+
+			"for a directory inside the worktree"))
+		return
 	}
 	p := v
-	switch {
-	case strings.HasPrefix(v, "~") || strings.HasPrefix(v, "%("):
-		g.gaps = append(g.gaps, msg.Str("git: core.hooksPath ", msg.Quoted(v), " is expanded by git: not checked for a "+
-			"directory inside the worktree"))
-		return nil
-	case !strings.HasPrefix(v, "/"):
+	if !strings.HasPrefix(v, "/") {
 		p = wt.Path + "/" + v
 	}
 	p = cleanPath(p)
-	if p != wt.Path && !strings.HasPrefix(p, wt.Path+"/") {
-		return nil // outside the worktree: not writable, unless beneath another root (the user's choice)
+	if (p == wt.Path || strings.HasPrefix(p, wt.Path+"/")) && p != dotgit+"/hooks" {
+		g.gaps = append(g.gaps, "git: core.hooksPath names "+p+", inside the worktree: the command can change the "+
+			"hooks there, which unconfined git runs (they are the project's files, not held)")
 	}
-	rel := strings.TrimPrefix(strings.TrimPrefix(p, wt.Path), "/")
-	switch {
-	case rel == "":
-		g.gaps = append(g.gaps, "git: core.hooksPath is the worktree itself: any file the command makes there "+
-			"can be a hook that unconfined git runs")
-		return nil
-	case rel == ".git" || strings.HasPrefix(rel, ".git/"):
-		if rel != ".git/hooks" {
-			g.gaps = append(g.gaps, "git: core.hooksPath "+p+" is inside .git but not its hooks/: not bound read-only")
-		}
-		return nil
-	}
-	parent, name := wt.FD, rel
-	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
-		fd, err := openBeneath(wt.FD, rel[:i])
-		if err != nil {
-			g.gaps = append(g.gaps, "git: core.hooksPath "+p+": "+err.Error()+": not bound read-only")
-			return nil
-		}
-		defer unix.Close(fd)
-		parent, name = fd, rel[i+1:]
-	}
-	return g.dir(parent, strings.TrimSuffix(p, "/"+name), name, true)
-}
-
-// openBeneath opens the directory rel (clean, relative) beneath dirfd one component at a time, following no
-// symlink.
-func openBeneath(dirfd int, rel string) (int, error) {
-	fd, err := unix.Openat(dirfd, ".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return -1, err
-	}
-	for _, c := range strings.Split(rel, "/") {
-		next, err := unix.Openat(fd, c, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		unix.Close(fd)
-		if err != nil {
-			return -1, errors.New(c + " is not a directory (or is a symlink): " + err.Error())
-		}
-		fd = next
-	}
-	return fd, nil
 }
 
 // cleanPath is path (absolute) without empty and "." components, with ".." taken textually.

@@ -19,7 +19,7 @@ func guards(t *testing.T, wt string) (map[string]Guard, []string) {
 	r, err := pathfd.Open(wt)
 	require.NoError(t, err)
 	defer r.Close()
-	gs, gaps, err := Guards(r, res)
+	gs, gaps, err := Guards(r, res, true)
 	require.NoError(t, err)
 	byPath := map[string]Guard{}
 	for i, g := range gs {
@@ -51,10 +51,11 @@ func TestGuardsMainCheckout(t *testing.T) {
 	require.NoError(t, os.WriteFile(g+"/modules/lib/a/HEAD", []byte("ref: refs/heads/main\n"), 0o644))
 	require.NoError(t, os.WriteFile(g+"/modules/lib/a/config", nil, 0o644))
 	got, gaps := guards(t, d+"/main")
-	require.Equal(t, []string{PlainSpecialGap(g), GitlinkGap(g + "/index")}, gaps)
+	require.Len(t, gaps, 3)
+	require.Equal(t, []string{PlainSpecialGap(g), GitlinkGap(g + "/index")}, gaps[:2])
+	require.Contains(t, gaps[2], "no commondir placeholder in "+g+"/modules/lib/a")
 	require.Equal(t, []string{g, g + "/commondir", g + "/config", g + "/config.worktree", g + "/hooks",
-		g + "/modules", g + "/modules/lib", g + "/modules/lib/a", g + "/modules/lib/a/commondir",
-		g + "/modules/lib/a/config", g + "/modules/lib/a/config.worktree", g + "/modules/lib/a/hooks",
+		g + "/modules", g + "/modules/lib", g + "/modules/lib/a", g + "/modules/lib/a/config", g + "/modules/lib/a/config.worktree", g + "/modules/lib/a/hooks",
 		g + "/worktrees", g + "/worktrees/wt", g + "/worktrees/wt/commondir", g + "/worktrees/wt/config.worktree",
 		g + "/worktrees/wt/gitdir"}, keys(got))
 	for _, pin := range []string{g, g + "/modules", g + "/modules/lib/a", g + "/worktrees/wt"} {
@@ -98,23 +99,41 @@ func TestGuardsGaps(t *testing.T) {
 	require.Contains(t, gaps[2], g+"/hooks is a symlink")
 }
 
-// TestGuardsHooksPath: core.hooksPath inside the worktree (husky's .husky/_) is held, made where missing; one
-// outside it is not listed; the worktree itself is a gap.
+// TestGuardsHooksPath: core.hooksPath inside the worktree (husky's .husky, .husky/_) is a gap, not held (the
+// project's own files, which checkout changes); one outside it, or .git/hooks, is neither.
 func TestGuardsHooksPath(t *testing.T) {
 	d := repo(t)
-	git(t, d+"/main", "config", "core.hooksPath", ".husky/_")
-	require.NoError(t, os.Mkdir(d+"/main/.husky", 0o755))
+	for _, c := range []struct {
+		value string
+		gap   bool
+	}{{".husky/_", true}, {".husky", true}, {".", true}, {d + "/hooks-outside", false}, {".git/hooks", false}, {"~/hooks", true}} {
+		git(t, d+"/main", "config", "core.hooksPath", c.value)
+		got, gaps := guards(t, d+"/main")
+		require.Len(t, gaps, map[bool]int{false: 2, true: 3}[c.gap], c.value) // PlainSpecialGap, GitlinkGap, and this
+		for p := range got {
+			require.NotContains(t, p, "husky", c.value)
+		}
+		if c.gap {
+			require.Contains(t, gaps[2], "core.hooksPath", c.value)
+		}
+	}
+}
+
+// TestGuardsSubmoduleCommondir: a submodule git directory (core.worktree set) gets no commondir placeholder,
+// which would make git ignore its core.worktree; its missing commondir is a gap. The main .git gets one.
+func TestGuardsSubmoduleCommondir(t *testing.T) {
+	d := repo(t)
+	mod := d + "/main/.git/modules/sub"
+	require.NoError(t, os.MkdirAll(mod, 0o755))
+	require.NoError(t, os.WriteFile(mod+"/HEAD", []byte("ref: refs/heads/main\n"), 0o644))
+	require.NoError(t, os.WriteFile(mod+"/config", []byte("[core]\n\tworktree = ../../../sub\n"), 0o644))
 	got, gaps := guards(t, d+"/main")
-	require.Len(t, gaps, 2) // PlainSpecialGap, GitlinkGap
-	require.True(t, got[d+"/main/.husky/_"].Made)
-	require.True(t, got[d+"/main/.husky/_"].Dir)
-	git(t, d+"/main", "config", "core.hooksPath", d+"/hooks-outside")
-	got, _ = guards(t, d+"/main")
-	require.NotContains(t, got, d+"/hooks-outside")
-	git(t, d+"/main", "config", "core.hooksPath", ".")
-	_, gaps = guards(t, d+"/main")
+	require.Contains(t, got, mod+"/config")
+	require.NotContains(t, got, mod+"/commondir")
+	require.NoFileExists(t, mod+"/commondir")
+	require.True(t, got[d+"/main/.git/commondir"].Made)
 	require.Len(t, gaps, 3)
-	require.Contains(t, gaps[2], "the worktree itself")
+	require.Contains(t, gaps[2], "no commondir placeholder in "+mod)
 }
 
 func TestConfigValue(t *testing.T) {

@@ -150,9 +150,10 @@ func gitChannel(metadata Metadata, gaps []string) report.Channel {
 }
 
 // guardGit guards the git metadata of the repository at the worktree wt (found by Discover as res) where a mount
-// layer is built: the guards, the placeholders made for them, and the gaps (package gitdir).
+// layer is built: the guards, the placeholders made for them, and the gaps (package gitdir). Under --strict no
+// placeholder is made: a checkout always has a gap (gitdir.GitlinkGap), so that launch is refused.
 func (p *plan) guardGit(wt *pathfd.Root, res *gitdir.Result) error {
-	guards, gaps, err := gitdir.Guards(wt, res)
+	guards, gaps, err := gitdir.Guards(wt, res, !p.strict)
 	if err != nil {
 		return report.Refuse(report.BadRoot, "git: ", err, " (--no-git skips git discovery)")
 	}
