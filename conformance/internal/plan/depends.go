@@ -84,7 +84,7 @@ var launchCases = map[string][]string{
 	"deputy": {
 		"supervisor-proc-root", "supervisor-proc-cwd", "supervisor-proc-fd", "device-node", "device-node-fallback",
 		"git-pointer", "git-pointer-fallback", "profile-fifo", "profile-fifo-fallback", "signal-dropped-uid",
-		"signal-dropped-uid-fallback", "metadata-dropped-uid", "metadata-dropped-uid-fallback",
+		"signal-dropped-uid-fallback", "metadata-dropped-uid", "metadata-dropped-uid-fallback", "supervisor-moved-dir",
 	},
 	"workloads": {
 		"go-build-test", "npm-ci-build-test", "python-venv-pip-wheel", "pytest-process-pool",

@@ -43,7 +43,7 @@ import (
 
 var deputyCases = append(append(append(append(
 	[]Case{procCase("root"), procCase("cwd"), procCase("fd")},
-	deviceCases()...), gitPointerCases()...), profileFIFOCases()...), credCases()...)
+	deviceCases()...), gitPointerCases()...), profileFIFOCases()...), append(credCases(), movedDirCase())...)
 
 // dOpts tune one deputy launch.
 type dOpts struct {
@@ -764,5 +764,76 @@ func signalDroppedAttack(t *T, m scMode) {
 			r.rep.Metadata, got.OK, got.Errno, got.Data)
 	default:
 		t.Logf("%s: EPERM, and the child lives, as unconfined", r.rep.Metadata)
+	}
+}
+
+// movedDirCase is issue 43's finding 1: a directory the supervisor once found beneath the worktree, moved out by
+// a process outside while the command runs (the caller's own `mv dist ~/releases/`), is outside from then on.
+func movedDirCase() Case {
+	return Case{
+		ID:    "deputy/supervisor-moved-dir",
+		Title: "a directory moved out of the worktree during the run takes no more metadata changes from the command",
+		Rationale: "Without a mount layer the supervisor makes mode, owner, time and xattr changes for the command, " +
+			"after checking that the file lies beneath a writable root. A launcher that remembers directories it once " +
+			"found inside keeps trusting one that a process outside (the caller moving a build output away) moved out " +
+			"during the run. The command, in the fallback, works in WT/d (its working directory), chmods it and a file " +
+			"in it, and waits; the runner moves d out of the worktree (outside /tmp and the writable set) and lets it " +
+			"go on: its chmod and utime of the directory and the file must then fail.",
+		Expect: []Expect{{"ABI ≥ 1, fallback", "the changes after the move fail (EPERM, EACCES); the moved directory's and file's mode and times are unchanged"},
+			fallbackOnly},
+		Needs: Needs{Landlock: true, Shell: true},
+		Setup: func(t *T) {
+			t.Mkdir(t.WT+"/d", t.Base+"/away")
+			t.WriteFile(t.WT+"/d/f", "inside\n", 0o644)
+			t.Unwatch(t.Base + "/away") // where the runner's own move puts d; Run checks it
+		},
+		Run: func(t *T) {
+			moved := t.Base + "/away/d"
+			script := `chmod 0750 .; chmod 0640 f; : > "$WT/ready"; i=0; ` +
+				`while [ ! -e "$WT/go" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; ` +
+				`chmod 0700 . && echo "chmod dir: changed"; chmod 0600 f && echo "chmod file: changed"; ` +
+				`touch -d @0 . f && echo "utime: changed"; true`
+			done := make(chan error, 1)
+			r := t.Confine(t.Flags(), []string{"/bin/sh", "-c", script}, Opts{Dir: t.WT + "/d", NoNamespaces: true,
+				Env: append(os.Environ(), "WT="+t.WT), Started: func(int) {
+					go func() {
+						for i := 0; i < 400 && !Exists(t.WT+"/ready"); i++ {
+							time.Sleep(50 * time.Millisecond)
+						}
+						err := os.Rename(t.WT+"/d", moved)
+						os.WriteFile(t.WT+"/go", nil, 0o644)
+						done <- err
+					}()
+				}})
+			if err := <-done; err != nil {
+				t.Fatalf("moving d out: %v", err)
+			}
+			t.WantFallback(r)
+			if r.Exit != 0 {
+				t.Fatalf("the command: exit %d: %s", r.Exit, firstLine(r.Stderr))
+			}
+			for _, p := range []struct {
+				path string
+				mode uint32
+			}{{moved, 0o750}, {moved + "/f", 0o640}} {
+				var st unix.Stat_t
+				if err := unix.Lstat(p.path, &st); err != nil {
+					t.Fatalf("stat: %v", err)
+				}
+				if r.Report.MountLayer() || r.Report.Metadata == "supervisor" {
+					if st.Mode&0o7777 != p.mode {
+						t.Errorf("metadata %s: %s has mode %04o after the move, want %04o (stdout %q)", r.Report.Metadata,
+							p.path, st.Mode&0o7777, p.mode, r.Stdout)
+					}
+				}
+				if st.Mtim.Sec == 0 {
+					t.Errorf("metadata %s: %s got the command's utime after the move (stdout %q)", r.Report.Metadata, p.path, r.Stdout)
+				}
+			}
+			if strings.Contains(r.Stdout, "changed") {
+				t.Errorf("metadata %s: a change after the move succeeded: %q", r.Report.Metadata, r.Stdout)
+			}
+			t.Logf("metadata %s: after the move every change failed: %s", r.Report.Metadata, firstLine(r.Stderr))
+		},
 	}
 }
