@@ -237,7 +237,7 @@ func Discover(root int, wt *pathfd.Root, home string) (*Result, error) {
 	default:
 		return nil, bad(dotgit, "is neither a file nor a directory")
 	}
-	b, err := readAt(wt.FD, ".git", dotgit, &st)
+	b, err := readAt(wt.FD, ".git", dotgit, &st, MaxPointer)
 	if err != nil {
 		return nil, err
 	}
@@ -442,6 +442,11 @@ func LinkedLimits(common string, reftable bool) string {
 // readChild reads the regular file name in dir, opened once beneath dir's descriptor without following a
 // symlink. A missing file is ENOENT (unwrapped by errors.Is); anything else odd is an *Error.
 func readChild(dir *pathfd.Root, name string) ([]byte, error) {
+	return readChildMax(dir, name, MaxPointer)
+}
+
+// readChildMax is readChild for a file of at most limit bytes.
+func readChildMax(dir *pathfd.Root, name string, limit int) ([]byte, error) {
 	file := dir.Path + "/" + name
 	fd, err := unix.Openat(dir.FD, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ENOENT) {
@@ -458,16 +463,16 @@ func readChild(dir *pathfd.Root, name string) ([]byte, error) {
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return nil, bad(file, "is not a regular file (a symlink?)")
 	}
-	return readAt(dir.FD, name, file, &st)
+	return readAt(dir.FD, name, file, &st, limit)
 }
 
 // readAt reads the regular file name beneath the directory descriptor dir, which an O_PATH descriptor
 // (fstat'ed as st) already showed to be a regular file: at most MaxPointer+1 bytes. O_PATH cannot read, so
 // it opens the same entry again, without following a symlink and without blocking (a FIFO swapped in), and
-// refuses unless that is the same inode.
-func readAt(dir int, name, file string, st *unix.Stat_t) ([]byte, error) {
-	if st.Size > MaxPointer {
-		return nil, bad(file, "is "+strconv.FormatInt(st.Size, 10)+" bytes, more than "+msg.Itoa(MaxPointer))
+// refuses unless that is the same inode, or more than limit bytes.
+func readAt(dir int, name, file string, st *unix.Stat_t, limit int) ([]byte, error) {
+	if st.Size > int64(limit) {
+		return nil, bad(file, "is "+strconv.FormatInt(st.Size, 10)+" bytes, more than "+msg.Itoa(limit))
 	}
 	r, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -481,7 +486,7 @@ func readAt(dir int, name, file string, st *unix.Stat_t) ([]byte, error) {
 	if rst.Dev != st.Dev || rst.Ino != st.Ino {
 		return nil, bad(file, "changed while it was read")
 	}
-	buf := make([]byte, MaxPointer+1)
+	buf := make([]byte, limit+1)
 	n := 0
 	for n < len(buf) {
 		m, err := unix.Read(r, buf[n:])
@@ -496,8 +501,8 @@ func readAt(dir int, name, file string, st *unix.Stat_t) ([]byte, error) {
 		}
 		n += m
 	}
-	if n > MaxPointer {
-		return nil, bad(file, "is more than "+msg.Itoa(MaxPointer)+" bytes")
+	if n > limit {
+		return nil, bad(file, "is more than "+msg.Itoa(limit)+" bytes")
 	}
 	return buf[:n], nil
 }

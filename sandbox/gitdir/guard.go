@@ -2,6 +2,8 @@ package gitdir
 
 import (
 	"errors"
+	"io"
+	"os"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -60,8 +62,9 @@ func IsCommonPlaceholder(b []byte) bool { return string(b) == commonPlaceholder 
 //   - any other .git file (--separate-git-dir, a submodule's checkout): the file, read-only.
 //
 // With place false nothing is made: a missing name is left out, and the gaps are the same (a launch that is
-// refused for them, as --strict's is, leaves nothing behind).
-func Guards(wt *pathfd.Root, res *Result, place bool) ([]Guard, []string, error) {
+// refused for them, as --strict's is, leaves nothing behind). globals are the user's and the system's git
+// config files (GlobalConfigs), read only for a relative core.hooksPath, which git takes in each worktree.
+func Guards(wt *pathfd.Root, res *Result, place bool, globals []string) ([]Guard, []string, error) {
 	g := &guarder{place: place}
 	fd, err := unix.Openat(wt.FD, ".git", unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ENOENT) {
@@ -81,7 +84,7 @@ func Guards(wt *pathfd.Root, res *Result, place bool) ([]Guard, []string, error)
 		g.add(Guard{Path: dotgit, Pin: true, Dir: true, Dev: st.Dev, Ino: st.Ino})
 		g.gaps = append(g.gaps, PlainSpecialGap(dotgit), GitlinkGap(dotgit+"/index"))
 		err = g.gitDir(fd, dotgit, 0)
-		g.hooksPath(wt, fd, dotgit)
+		g.hooksPath(wt.Path, dotgit+"/hooks", g.config(&pathfd.Root{Path: dotgit, FD: fd}))
 	case unix.S_IFREG:
 		g.add(Guard{Path: dotgit, Dev: st.Dev, Ino: st.Ino})
 		if res != nil && res.Registration != nil {
@@ -94,6 +97,10 @@ func Guards(wt *pathfd.Root, res *Result, place bool) ([]Guard, []string, error)
 			if err == nil {
 				err = g.file(res.Registration.FD, res.Registration.Path, "config.worktree", []byte{})
 			}
+			g.registrationModules(res.Registration.FD, res.Registration.Path)
+			if res.CommonDir != nil {
+				g.hooksPath(wt.Path, "", g.config(res.CommonDir))
+			}
 		}
 	default: // Discover refuses it before this is asked
 		return nil, nil, msg.Err(dotgit, " is neither a file nor a directory")
@@ -101,7 +108,92 @@ func Guards(wt *pathfd.Root, res *Result, place bool) ([]Guard, []string, error)
 	if err != nil {
 		return nil, nil, err
 	}
+	for _, path := range globals {
+		g.hooksPath(wt.Path, "", readGlobal(path))
+	}
 	return g.guards, g.gaps, nil
+}
+
+// GlobalConfigs are the git config files beyond the repository's that git reads, given $HOME and
+// $XDG_CONFIG_HOME (either may be empty): /etc/gitconfig, $XDG_CONFIG_HOME/git/config (else
+// ~/.config/git/config) and ~/.gitconfig (git-config(1), FILES).
+func GlobalConfigs(home, xdg string) []string {
+	out := []string{"/etc/gitconfig"}
+	if xdg == "" && strings.HasPrefix(home, "/") {
+		xdg = home + "/.config"
+	}
+	if strings.HasPrefix(xdg, "/") {
+		out = append(out, xdg+"/git/config")
+	}
+	if strings.HasPrefix(home, "/") {
+		out = append(out, home+"/.gitconfig")
+	}
+	return out
+}
+
+// maxConfig is the largest config file read for core.hooksPath and includes, in bytes; a larger one is a gap.
+const maxConfig = 1 << 20
+
+// config reads the config of the git directory gd for hooksPath, and reports as gaps what no guard holds:
+// includes (git reads the files [include] and [includeIf] name, which can lie in the worktree, or be missing
+// and so be made by the command), and a config that cannot be read to tell. nil where there is none.
+func (g *guarder) config(gd *pathfd.Root) []byte {
+	b, err := readChildMax(gd, "config", maxConfig)
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	if err != nil {
+		g.gaps = append(g.gaps, "git: "+err.Error()+": not checked for includes and core.hooksPath")
+		return nil
+	}
+	if hasInclude(b) {
+		g.gaps = append(g.gaps, "git: "+gd.Path+"/config includes other files ([include] or [includeIf]): they "+
+			"are not held, and a missing one the command can make")
+	}
+	return b
+}
+
+// hasInclude says whether the config text b has an [include] or [includeIf "…"] section.
+func hasInclude(b []byte) bool {
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "[") {
+			continue
+		}
+		name := strings.ToLower(strings.TrimLeft(line[1:], " \t"))
+		if end := strings.IndexAny(name, " \t\"]"); end >= 0 {
+			name = name[:end]
+		}
+		if name == "include" || name == "includeif" {
+			return true
+		}
+	}
+	return false
+}
+
+// readGlobal reads the git config file at path (a user's or the system's, so following symlinks: dotfile
+// managers link them), at most maxConfig bytes; nil when it cannot. It opens only a regular file: the path is
+// looked at first (O_PATH), then opened without blocking and compared by inode (a FIFO swapped in would hang).
+func readGlobal(path string) []byte {
+	var st unix.Stat_t
+	if unix.Stat(path, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size > maxConfig {
+		return nil
+	}
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	var rst unix.Stat_t
+	if unix.Fstat(fd, &rst) != nil || rst.Dev != st.Dev || rst.Ino != st.Ino {
+		return nil
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxConfig))
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // PlainSpecialGap is the gap every main checkout's .git (at dotgit) leaves: it lies inside the worktree, whose
@@ -181,7 +273,21 @@ func (g *guarder) gitDir(fd int, path string, depth int) error {
 	if depth < maxModuleDepth {
 		return g.modules(fd, path, "modules", depth)
 	}
+	if unix.Faccessat(fd, "modules", unix.F_OK, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		g.gaps = append(g.gaps, msg.Str("git: ", path, "/modules: submodules nested deeper than ", maxModuleDepth,
+			" levels are not held"))
+	}
 	return nil
+}
+
+// registrationModules reports the submodule git directories of a worktree registration (open at fd as reg) as
+// a gap: git keeps a linked worktree's submodules in <common>/worktrees/<name>/modules/, which is not held (a
+// held config there would fail git submodule update, which rewrites core.worktree in it each time).
+func (g *guarder) registrationModules(fd int, reg string) {
+	if unix.Faccessat(fd, "modules", unix.F_OK, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		g.gaps = append(g.gaps, "git: "+reg+"/modules holds submodule git directories, which are not held: "+
+			"their config and hooks the command can change")
+	}
 }
 
 // setsWorktree says whether the config of the git directory gd sets core.worktree.
@@ -233,6 +339,7 @@ func (g *guarder) registrations(fd int, path string) error {
 		if err == nil {
 			err = g.file(rd, reg, "config.worktree", []byte{})
 		}
+		g.registrationModules(rd, reg)
 		unix.Close(rd)
 		if err != nil {
 			return err
@@ -407,19 +514,15 @@ func dirNames(fd int) ([]string, error) {
 	}
 }
 
-// hooksPath reports the gap that core.hooksPath in the main checkout's config (the .git directory open at gd as
-// dotgit) leaves where it names a directory inside the worktree wt other than .git/hooks (a relative value is
-// relative to the worktree, as git takes it in a non-bare repository): git runs its hooks from there, and the
+// hooksPath reports the gap that core.hooksPath in the config text b (the repository's, its common
+// directory's, the user's or the system's) leaves where it names a directory inside the worktree wt other than
+// hooks (the git directory's own hooks/, which is held; "" for none): a relative value is relative to the
+// worktree, as git takes it in a non-bare repository, in every worktree. git runs its hooks from there, and the
 // command can change them. They are not held: they are the project's own files (husky's .husky, a .githooks),
-// which checkout and commit change, and a read-only bind there makes git checkout exit 0 with the old hook left
+// which checkout and commit change, and a read-only bind there made git checkout exit 0 with the old hook left
 // (husky 9's .husky/_ only calls .husky/<hook>, tracked and writable, so holding it would hold nothing). A value
-// git expands (~, %(prefix)) is a gap too. Only the repository's own config is read: a hooksPath set in the
-// user's or the system's config is outside the worktree's control.
-func (g *guarder) hooksPath(wt *pathfd.Root, gd int, dotgit string) {
-	b, err := readChild(&pathfd.Root{Path: dotgit, FD: gd}, "config")
-	if err != nil {
-		return // no config, or an odd one: git reads none either, or the guard of config says so
-	}
+// git expands (~, %(prefix)) is a gap too.
+func (g *guarder) hooksPath(wt, hooks string, b []byte) {
 	v, ok := ConfigValue(b, "core", "hookspath")
 	if !ok || v == "" {
 		return
@@ -431,10 +534,10 @@ func (g *guarder) hooksPath(wt *pathfd.Root, gd int, dotgit string) {
 	}
 	p := v
 	if !strings.HasPrefix(v, "/") {
-		p = wt.Path + "/" + v
+		p = wt + "/" + v
 	}
 	p = cleanPath(p)
-	if (p == wt.Path || strings.HasPrefix(p, wt.Path+"/")) && p != dotgit+"/hooks" {
+	if (p == wt || strings.HasPrefix(p, wt+"/")) && p != hooks {
 		g.gaps = append(g.gaps, "git: core.hooksPath names "+p+", inside the worktree: the command can change the "+
 			"hooks there, which unconfined git runs (they are the project's files, not held)")
 	}

@@ -19,7 +19,7 @@ func guards(t *testing.T, wt string) (map[string]Guard, []string) {
 	r, err := pathfd.Open(wt)
 	require.NoError(t, err)
 	defer r.Close()
-	gs, gaps, err := Guards(r, res, true)
+	gs, gaps, err := Guards(r, res, true, nil)
 	require.NoError(t, err)
 	byPath := map[string]Guard{}
 	for i, g := range gs {
@@ -153,4 +153,40 @@ func TestConfigValue(t *testing.T) {
 		require.Equal(t, c.ok, ok, c.text)
 		require.Equal(t, c.want, v, c.text)
 	}
+}
+
+// TestGuardsReportWhatIsNotHeld: includes in a config, submodules nested past maxModuleDepth, a linked
+// worktree's own submodule git directories, and a relative core.hooksPath in the user's config are gaps, named.
+func TestGuardsReportWhatIsNotHeld(t *testing.T) {
+	d := repo(t)
+	git(t, d+"/main", "config", "include.path", "../.repo-gitconfig")
+	_, gaps := guards(t, d+"/main")
+	require.Len(t, gaps, 3)
+	require.Contains(t, gaps[2], "includes other files")
+
+	g := d + "/main/.git"
+	deep := g
+	for i := 0; i <= maxModuleDepth; i++ {
+		deep += "/modules/s"
+		require.NoError(t, os.MkdirAll(deep, 0o755))
+		require.NoError(t, os.WriteFile(deep+"/HEAD", []byte("ref: refs/heads/main\n"), 0o644))
+	}
+	_, gaps = guards(t, d+"/main")
+	require.Contains(t, strings.Join(gaps, "\n"), "nested deeper than 4 levels")
+
+	reg := g + "/worktrees/wt"
+	require.NoError(t, os.MkdirAll(reg+"/modules/sub", 0o755))
+	_, gaps = guards(t, d+"/wt")
+	require.Contains(t, strings.Join(gaps, "\n"), reg+"/modules holds submodule git directories")
+
+	user := d + "/user-gitconfig"
+	require.NoError(t, os.WriteFile(user, []byte("[core]\n\thooksPath = .githooks\n"), 0o644))
+	res, err := discover(t, d+"/wt", "")
+	require.NoError(t, err)
+	r, err := pathfd.Open(d + "/wt")
+	require.NoError(t, err)
+	defer r.Close()
+	_, gaps, err = Guards(r, res, false, []string{user, d + "/missing"})
+	require.NoError(t, err)
+	require.Contains(t, strings.Join(gaps, "\n"), "core.hooksPath names "+d+"/wt/.githooks")
 }

@@ -2,6 +2,7 @@ package launch
 
 import (
 	"errors"
+	"os"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -153,7 +154,7 @@ func gitChannel(metadata Metadata, gaps []string) report.Channel {
 // layer is built: the guards, the placeholders made for them, and the gaps (package gitdir). Under --strict no
 // placeholder is made: a checkout always has a gap (gitdir.GitlinkGap), so that launch is refused.
 func (p *plan) guardGit(wt *pathfd.Root, res *gitdir.Result) error {
-	guards, gaps, err := gitdir.Guards(wt, res, !p.strict)
+	guards, gaps, err := gitdir.Guards(wt, res, !p.strict, gitdir.GlobalConfigs(os.Getenv("HOME"), os.Getenv("XDG_CONFIG_HOME")))
 	if err != nil {
 		return report.Refuse(report.BadRoot, "git: ", err, " (--no-git skips git discovery)")
 	}
