@@ -44,7 +44,8 @@ func (p *plan) mountGuards() []MountGuard {
 // bindGuards binds each guard of gs that lies beneath the writable root rootPath onto itself, in order (a Pin
 // before what lies beneath it): root is a descriptor of that root's directory on the mount now visible there (the
 // layer's writable clone, or bwrap's bind). A Pin's clone stays writable; any other is made read-only, with what
-// is mounted beneath it (mount_setattr AT_RECURSIVE, 5.12). open_tree and move_mount are 5.2. A guard whose path
+// is mounted beneath it (mount_setattr AT_RECURSIVE, 5.12; before it, remountReadOnly). open_tree and move_mount
+// are 5.2. A guard whose path
 // no longer leads, without a symlink, to the file found when the launch was planned is an error: the layer
 // then refuses, and nothing runs.
 func bindGuards(root int, rootPath string, gs []MountGuard) error {
@@ -89,14 +90,23 @@ func bindGuard(root int, g MountGuard) error {
 		return msg.Err("open_tree: ", err)
 	}
 	defer unix.Close(tree)
+	remount := false
 	if !g.Pin {
-		if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE,
-			&unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}); err != nil {
+		err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE,
+			&unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY})
+		remount = errors.Is(err, unix.ENOSYS) // before 5.12 (bwrap's backend on 5.10): remount once attached
+		if err != nil && !remount {
 			return msg.Err("mount_setattr read-only: ", err)
 		}
 	}
 	if err := unix.MoveMount(tree, "", fd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
 		return msg.Err("move_mount: ", err)
+	}
+	if remount {
+		// mount(2) through /proc/self/fd: the mount just attached, not a path that could be replaced. The guard
+		// is writable until then, before the command exists; a non-pinned directory guard (hooks/) has no mount
+		// beneath it, so no recursion is needed.
+		return remountReadOnly("/proc/self/fd/" + msg.Itoa(tree))
 	}
 	return nil
 }
