@@ -83,8 +83,9 @@ func Guards(wt *pathfd.Root, res *Result, place bool, globals []string) ([]Guard
 	case unix.S_IFDIR:
 		g.add(Guard{Path: dotgit, Pin: true, Dir: true, Dev: st.Dev, Ino: st.Ino})
 		g.gaps = append(g.gaps, PlainSpecialGap(dotgit), GitlinkGap(dotgit+"/index"))
-		err = g.gitDir(fd, dotgit, 0)
-		g.hooksPath(wt.Path, dotgit+"/hooks", g.config(&pathfd.Root{Path: dotgit, FD: fd}))
+		conf := g.config(&pathfd.Root{Path: dotgit, FD: fd})
+		err = g.gitDir(fd, dotgit, 0, conf)
+		g.hooksPath(wt.Path, dotgit+"/hooks", conf)
 	case unix.S_IFREG:
 		g.add(Guard{Path: dotgit, Dev: st.Dev, Ino: st.Ino})
 		if res != nil && res.Registration != nil {
@@ -236,14 +237,15 @@ func (g *guarder) add(x Guard) {
 }
 
 // gitDir guards a git directory that has its own config (the main checkout's .git, a submodule's
-// modules/<name>), open at fd as path, at submodule depth depth.
+// modules/<name>), open at fd as path, at submodule depth depth; conf is the main checkout's config text (depth
+// 0; g.config read it).
 //
 // commondir gets its placeholder only in the main checkout's .git, and only where its config sets no
 // core.worktree: with a commondir present, git ignores core.worktree and core.bare in that config
 // (check_repository_format_gently, setup.c), and every submodule git directory has core.worktree, so a
 // placeholder there would make git take the superproject for the submodule's worktree. Where no placeholder
 // can be made, a missing commondir is a gap.
-func (g *guarder) gitDir(fd int, path string, depth int) error {
+func (g *guarder) gitDir(fd int, path string, depth int, conf []byte) error {
 	for _, f := range []struct {
 		name        string
 		placeholder []byte
@@ -253,7 +255,7 @@ func (g *guarder) gitDir(fd int, path string, depth int) error {
 		}
 	}
 	var common []byte
-	if depth == 0 && !setsWorktree(&pathfd.Root{Path: path, FD: fd}) {
+	if _, worktree := ConfigValue(conf, "core", "worktree"); depth == 0 && !worktree {
 		common = []byte(commonPlaceholder)
 	}
 	if err := g.file(fd, path, "commondir", common); err != nil {
@@ -288,16 +290,6 @@ func (g *guarder) registrationModules(fd int, reg string) {
 		g.gaps = append(g.gaps, "git: "+reg+"/modules holds submodule git directories, which are not held: "+
 			"their config and hooks the command can change")
 	}
-}
-
-// setsWorktree says whether the config of the git directory gd sets core.worktree.
-func setsWorktree(gd *pathfd.Root) bool {
-	b, err := readChild(gd, "config")
-	if err != nil {
-		return false
-	}
-	_, ok := ConfigValue(b, "core", "worktree")
-	return ok
 }
 
 // has says whether path is among the guards.
@@ -371,7 +363,7 @@ func (g *guarder) modules(fd int, path, dir string, depth int) error {
 		} else if sd, ok, perr := g.pinDir(md, sub, name); perr != nil || !ok {
 			err = perr
 		} else {
-			err = g.gitDir(sd, sub+"/"+name, depth+1)
+			err = g.gitDir(sd, sub+"/"+name, depth+1, nil)
 			unix.Close(sd)
 		}
 		if err != nil {

@@ -190,3 +190,20 @@ func TestGuardsReportWhatIsNotHeld(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, strings.Join(gaps, "\n"), "core.hooksPath names "+d+"/wt/.githooks")
 }
+
+// TestGuardsLargeConfigWithWorktree: a main checkout's config over MaxPointer (4 KiB) that sets core.worktree
+// still gets no commondir placeholder (the config is read up to 1 MiB, once).
+func TestGuardsLargeConfigWithWorktree(t *testing.T) {
+	d := repo(t)
+	git(t, d+"/main", "config", "core.worktree", d+"/main")
+	for i := 0; i < 120; i++ {
+		git(t, d+"/main", "config", "remote.r"+strings.Repeat("x", 3)+string(rune('a'+i%26))+strings.Repeat("y", i%7)+".url", "https://example.invalid/"+strings.Repeat("z", 20))
+	}
+	st, err := os.Stat(d + "/main/.git/config")
+	require.NoError(t, err)
+	require.Greater(t, st.Size(), int64(MaxPointer))
+	got, gaps := guards(t, d+"/main")
+	require.NotContains(t, got, d+"/main/.git/commondir")
+	require.NoFileExists(t, d+"/main/.git/commondir")
+	require.Contains(t, strings.Join(gaps, "\n"), "no commondir placeholder in "+d+"/main/.git")
+}

@@ -134,8 +134,8 @@ func openUnder(fd int, rel string) (int, error) {
 const gitGuarded = "the mount layer holds the repository's own git metadata beneath the writable roots: .git " +
 	"(and each submodule git directory in .git/modules, and each worktree registration) is bound onto itself, so " +
 	"it cannot be renamed, removed or replaced; config, config.worktree, commondir, a linked worktree's .git " +
-	"file, gitdir and commondir, hooks/ and a core.hooksPath inside the worktree are read-only, placeholders " +
-	"standing for the missing ones; git's other writes (index, HEAD, refs, objects, logs, locks) work"
+	"file, gitdir and commondir, and hooks/ are read-only, placeholders standing for the missing ones; git's " +
+	"other writes (index, HEAD, refs, objects, logs, locks) work"
 
 // gitNoCheckout is how the channel git-metadata is closed: with a mount layer, where the worktree is no git
 // checkout (probe, which has no worktree, says the same, with what a checkout changes).
