@@ -261,12 +261,12 @@ func (g *guarder) gitDir(fd int, path string, depth int, conf []byte) error {
 	if err := g.file(fd, path, "commondir", common); err != nil {
 		return err
 	}
-	if common == nil && !g.has(path+"/commondir") {
+	if common == nil && unix.Faccessat(fd, "commondir", unix.F_OK, unix.AT_SYMLINK_NOFOLLOW) != nil {
 		g.gaps = append(g.gaps, "git: no commondir placeholder in "+path+" (git ignores core.worktree where a "+
 			"commondir is, and a submodule's git directory, or this config, sets it): a commondir the command makes "+
 			"there is followed by unconfined git")
 	}
-	if err := g.dir(fd, path, "hooks", true); err != nil {
+	if err := g.dir(fd, path, "hooks"); err != nil {
 		return err
 	}
 	if err := g.registrations(fd, path); err != nil {
@@ -290,16 +290,6 @@ func (g *guarder) registrationModules(fd int, reg string) {
 		g.gaps = append(g.gaps, "git: "+reg+"/modules holds submodule git directories, which are not held: "+
 			"their config and hooks the command can change")
 	}
-}
-
-// has says whether path is among the guards.
-func (g *guarder) has(path string) bool {
-	for _, x := range g.guards {
-		if x.Path == path {
-			return true
-		}
-	}
-	return false
 }
 
 // registrations guards the worktrees/<name>/ entries of the git directory open at fd as path: each is read by
@@ -406,9 +396,9 @@ func (g *guarder) file(fd int, path, name string, placeholder []byte) error {
 	return g.guard(fd, path, name, false, placeholder != nil, placeholder)
 }
 
-// dir guards the directory name beneath fd (open as path), read-only; made empty where missing and make is set.
-func (g *guarder) dir(fd int, path, name string, make bool) error {
-	return g.guard(fd, path, name, true, make, nil)
+// dir guards the directory name beneath fd (open as path), read-only; made empty where missing.
+func (g *guarder) dir(fd int, path, name string) error {
+	return g.guard(fd, path, name, true, true, nil)
 }
 
 func (g *guarder) guard(fd int, path, name string, dir, make bool, text []byte) error {

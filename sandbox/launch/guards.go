@@ -44,10 +44,9 @@ func (p *plan) mountGuards() []MountGuard {
 // bindGuards binds each guard of gs that lies beneath the writable root rootPath onto itself, in order (a Pin
 // before what lies beneath it): root is a descriptor of that root's directory on the mount now visible there (the
 // layer's writable clone, or bwrap's bind). A Pin's clone stays writable; any other is made read-only, with what
-// is mounted beneath it (mount_setattr AT_RECURSIVE, 5.12; before it, remountReadOnly). open_tree and move_mount
-// are 5.2. A guard whose path
-// no longer leads, without a symlink, to the file found when the launch was planned is an error: the layer
-// then refuses, and nothing runs.
+// is mounted beneath it (mount_setattr AT_RECURSIVE, 5.12; before it, remountReadOnly). open_tree and
+// move_mount are 5.2. A guard whose path no longer leads, without a symlink, to the file found when the launch
+// was planned is an error: the layer then refuses, and nothing runs.
 func bindGuards(root int, rootPath string, gs []MountGuard) error {
 	for _, g := range gs {
 		if g.Root != rootPath {

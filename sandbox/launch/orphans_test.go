@@ -10,7 +10,8 @@ import (
 
 // cloneExecPy makes a clone child whose exit signal is 0 (not SIGCHLD; clone flags 0, which waitid without
 // __WALL does not report), then execs argv[1:] in the parent: the `job & exec confine` shape with such a child.
-// The clone number is the syscall's on amd64 (56) and arm64 (220); the child closes its output (so the helper's output ends with the parent) and sleeps 10 s, then exits.
+// The clone number is the syscall's on amd64 (56) and arm64 (220); the child closes its output (so the
+// helper's output ends with the parent) and sleeps 10 s, then exits.
 const cloneExecPy = `
 import ctypes, os, sys, time
 nr = {"amd64": 56, "arm64": 220}[sys.argv[1]]

@@ -21,9 +21,9 @@
 // it, with rights the command's Landlock domain does not have (Landlock scopes ptrace, and so those links, to
 // the domain), into another process's files and mount namespace. And it compares identities with the mount
 // (statx STATX_MNT_ID, 5.8): a mount belongs to one mount namespace, so a directory reached through another
-// namespace never matches a root, which was found in its own. Where that namespace has
-// an outside directory mounted beneath a path under a writable root, the ".." walk there would otherwise climb
-// to the root by device and inode.
+// namespace never matches a root, which was found in its own. Where that namespace has an outside directory
+// mounted beneath a path under a writable root, the ".." walk there would otherwise climb to the root by
+// device and inode.
 //
 // The check is sound because the command cannot move a file across the boundary: Landlock denies a rename or
 // link out of the writable roots (MAKE_* on the destination) and into them (REMOVE_* on an outside source;
@@ -494,9 +494,10 @@ func resolve(base int, path string, follow bool) (int, error) {
 // ends in " (deleted)", and another hard link's is another name); a name reported has no symbolic link in it;
 // and the directory it names was beneath a root: a directory moved out since (by a process outside, see the
 // package doc) gives its files another name, and the command cannot change the path above a root, so any
-// directory found at that name now is beneath one too (unless a process outside replaces a root itself). A name that once failed is not kept, so a file is never kept by its outside
-// name, nor by an inside name that a hard link outside (made before the launch) reaches it through. The
-// identity need not be pinned: another file given the same number under the same name is in the same place.
+// directory found at that name now is beneath one too (unless a process outside replaces a root itself). A
+// name that once failed is not kept, so a file is never kept by its outside name, nor by an inside name that a
+// hard link outside (made before the launch) reaches it through. The identity need not be pinned: another
+// file given the same number under the same name is in the same place.
 func (s *Supervisor) beneath(fd int, id Ident) bool {
 	if id.is(unix.S_IFDIR) {
 		return s.walk(fd, id)
