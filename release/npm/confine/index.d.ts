@@ -35,7 +35,8 @@ export interface ResolveOptions {
 export declare function resolve(options?: ResolveOptions): Resolved;
 
 /** The launcher's real path, checked as run() checks it before every launch: outside writable (the run's
- * worktree and allow roots), /tmp, /dev/shm and every directory a confine profile may grant, with no other hard
+ * worktree and allow roots), /tmp, /dev/shm and every directory a confine profile may grant, by path and under
+ * another name (a bind mount: device and inode of the directories on the way, the mounts' roots), with no other hard
  * link, and owned by root or this user and writable by no one else, itself and every directory on its way.
  * Throws ConfineError EUNTRUSTED or ENOENT. */
 export declare function trustedLauncher(file: string, writable?: string[]): string;

@@ -155,14 +155,62 @@ function realOr(dir) {
 }
 
 /**
+ * The mounts of /proc/self/mountinfo as { dev: "major:minor", root: the directory of its file system it shows,
+ * point: where }, octal escapes undone; [] where it cannot be read (the identities are still compared).
+ */
+function readMounts() {
+  let text;
+  try {
+    text = fs.readFileSync('/proc/self/mountinfo', 'utf8');
+  } catch {
+    return [];
+  }
+  const unescape = (s) => s.replace(/\\([0-7]{3})/g, (_, o) => String.fromCharCode(parseInt(o, 8)));
+  return text.split('\n').filter((l) => l !== '').map((l) => {
+    const f = l.split(' ');
+    return { dev: f[2], root: unescape(f[3]), point: unescape(f[4]) };
+  });
+}
+
+/**
+ * Where in its file system the real path p may be: { dev, path } through every mount on p's way (a mount
+ * stacked over another on the way counts too: this errs toward refusing).
+ */
+function placesOf(p, mounts) {
+  return mounts.filter((m) => within(p, m.point))
+    .map((m) => ({ dev: m.dev, path: path.join(m.root, path.relative(m.point, p)) }));
+}
+
+/**
+ * Whether the launcher at real, whose ancestors (real's directory up to /) have the identities ids
+ * ("dev:ino"), is the directory dir's, or beneath it, under another name: a bind mount shows dir, or a
+ * directory beneath it, at a second path, or shows the launcher's directory beneath dir. The command can write
+ * the launcher through dir then, whatever the path says (issue 43, finding 3). dir is real and absolute; one
+ * that does not exist shows nothing.
+ */
+function aliased(real, ids, dir, mounts) {
+  let st;
+  try {
+    st = fs.statSync(dir, { bigint: true });
+  } catch {
+    return false;
+  }
+  if (ids.has(`${st.dev}:${st.ino}`)) return true;
+  const beneath = mounts.filter((m) => within(m.point, dir)).map((m) => ({ dev: m.dev, path: m.root }));
+  const regions = [...placesOf(dir, mounts), ...beneath];
+  return placesOf(real, mounts).some((p) => regions.some((r) => r.dev === p.dev && within(p.path, r.path)));
+}
+
+/**
  * The launcher's real path, once checked that no confined command could have written it (issue 25): a launcher
  * in a node_modules inside the worktree could be replaced by one confined `npm ci`, and the next run() would
  * then be unconfined, with a forged report. The rule is the one confine applies to bwrap: the file's real
  * path, and every directory on the way to it, lie beneath none of writable (the run's worktree and allow
- * roots), /tmp, /dev/shm and the directories a confine profile may grant (PROFILE_DIRS), are owned by root or
- * by this user, and are writable by no one else (a directory may be sticky and writable by all, as /tmp is,
- * only above the file); and the file has no other hard link. Throws ConfineError EUNTRUSTED naming what is
- * wrong, or ENOENT. run() spawns the path returned, never the name it was given.
+ * roots), /tmp, /dev/shm and the directories a confine profile may grant (PROFILE_DIRS), by path or under
+ * another name (a bind mount: the identities of the directories on the way and the mounts' roots are compared,
+ * issue 43), are owned by root or by this user, and are writable by no one else (a directory may be sticky and
+ * writable by all, as /tmp is, only above the file); and the file has no other hard link. Throws ConfineError
+ * EUNTRUSTED naming what is wrong, or ENOENT. run() spawns the path returned, never the name it was given.
  */
 function trustedLauncher(file, writable = []) {
   let real;
@@ -174,12 +222,24 @@ function trustedLauncher(file, writable = []) {
   const untrusted = (why) => new ConfineError('EUNTRUSTED', `confine: refusing the launcher ${real}` +
     (real === file ? '' : ` (from ${file})`) + `: ${why}; install it outside every directory a confined ` +
     'command can write (see the README: an extension that edits its own repository)');
-  for (const root of [...ALWAYS_WRITABLE, ...writable.map(realOr)]) {
-    if (within(real, root)) throw untrusted(`it lies beneath ${root}, which a confined command can write`);
+  const grants = [
+    ...[...ALWAYS_WRITABLE, ...writable.map(realOr)].map((dir) => [dir, 'which a confined command can write']),
+    ...profileDirs(process.env).map(realOr)
+      .map((dir) => [dir, 'which a confine profile grants (a run with --profile can write it)']),
+  ];
+  for (const [dir, why] of grants) {
+    if (within(real, dir)) throw untrusted(`it lies beneath ${dir}, ${why}`);
   }
-  for (const dir of profileDirs(process.env).map(realOr)) {
-    if (within(real, dir)) {
-      throw untrusted(`it lies beneath ${dir}, which a confine profile grants (a run with --profile can write it)`);
+  const ids = new Set();
+  for (let p = path.dirname(real); ; p = path.dirname(p)) {
+    const st = fs.statSync(p, { bigint: true });
+    ids.add(`${st.dev}:${st.ino}`);
+    if (p === '/') break;
+  }
+  const mounts = readMounts();
+  for (const [dir, why] of grants) {
+    if (aliased(real, ids, dir, mounts)) {
+      throw untrusted(`it lies beneath ${dir} under another name (a bind mount), ${why}`);
     }
   }
   if (fs.statSync(real).nlink > 1) {

@@ -141,6 +141,52 @@ test('a launcher a confined command could have replaced is refused, and nothing 
   assert.ok(!fs.existsSync(ran), 'the planted launcher ran');
 });
 
+test('a launcher shown under another name by a bind mount is refused as beneath its root (issue 43, finding 3)', (t) => {
+  // The worktree at a second path, a directory of it at another, and the launcher's own directory bound into
+  // it: the path is outside every root each time, yet one confined run could replace the launcher. Checked
+  // in a mount namespace of its own (unshare -m as root, -Urm otherwise), with a control that must pass.
+  const root = process.getuid() === 0;
+  if (childProcess.spawnSync('unshare', [root ? '-m' : '-Urm', 'true']).status !== 0) {
+    t.skip(`unshare ${root ? '-m' : '-Urm'} is not allowed here: no mount namespace to make the bind mounts in`);
+    return;
+  }
+  const d = dir('bindalias');
+  const wt = path.join(d, 'wt');
+  fs.cpSync(app, path.join(wt, 'app'), { recursive: true });
+  const outside = path.join(d, 'outside');
+  fs.mkdirSync(outside);
+  fs.copyFileSync(confine.resolve().path, path.join(outside, 'confine'));
+  for (const m of ['alias', 'sub', path.join('wt', 'mnt')]) fs.mkdirSync(path.join(d, m));
+  const launcher = path.join('node_modules', '@confine-dev', `confine-linux-${hostArch}`, 'bin', 'confine');
+  const cases = [
+    ['the worktree at a second path', path.join(d, 'alias', 'app', launcher)],
+    ['a directory of the worktree at a second path', path.join(d, 'sub', launcher)],
+    ['the launcher\'s directory bound into the worktree', path.join(outside, 'confine')],
+  ];
+  const probe = `const c = require(${JSON.stringify(path.join(scope, 'confine'))});
+    for (const f of JSON.parse(process.argv[1])) {
+      try { console.log('ok ' + c.trustedLauncher(f, [${JSON.stringify(wt)}])); }
+      catch (e) { console.log(e.code + ' ' + e.message); }
+    }
+    const control = [${JSON.stringify(path.join(outside, 'confine'))}, [${JSON.stringify(path.join(d, 'alias'))}]];
+    try { console.log('ok ' + c.trustedLauncher(...control)); }
+    catch (e) { console.log(e.code + ' ' + e.message); }`;
+  const script = 'mount --bind "$1/wt" "$1/alias" && mount --bind "$1/wt/app" "$1/sub" && ' +
+    'mount --bind "$1/outside" "$1/wt/mnt" && exec node -e "$2" "$3"';
+  const r = childProcess.spawnSync('unshare', [root ? '-m' : '-Urm', '--propagation', 'private', 'sh', '-c', script,
+    'sh', d, probe, JSON.stringify(cases.map(([, f]) => f))], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const lines = r.stdout.trim().split('\n');
+  assert.equal(lines.length, cases.length + 1, r.stdout);
+  cases.forEach(([what], i) =>
+    assert.match(lines[i], /^EUNTRUSTED .*lies beneath .*\/wt under another name \(a bind mount\)/, what));
+  // The control: the same launcher, with the worktree's earlier alias (which does not show the later bind) as the
+  // root. In a user namespace root's directories on the way show as the overflow uid, which the owner check
+  // refuses on its own: there the control asks only that the bind-mount check does not refuse it.
+  if (root) assert.equal(lines[cases.length], `ok ${path.join(outside, 'confine')}`);
+  else assert.doesNotMatch(lines[cases.length], /under another name/);
+});
+
 test('a write inside the worktree succeeds', async () => {
   const wt = dir('inside');
   const r = await confine.run(['/bin/sh', '-c', 'echo hi > "$1"', 'sh', path.join(wt, 'f')], { worktree: wt });
