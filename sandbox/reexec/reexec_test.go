@@ -1,0 +1,213 @@
+package reexec
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/confine-dev/confine/sandbox/internal/cli"
+	"github.com/confine-dev/confine/sandbox/report"
+)
+
+// TestMain makes this test binary a launcher too: Probe starts it again for the mount layer's probe.
+func TestMain(m *testing.M) {
+	Main()
+	os.Exit(m.Run())
+}
+
+// The --config fixtures, each with the Policy that says the same.
+var fixtures = map[string]Policy{
+	"agent.conf": {Worktree: "/var/tmp/reexec-fixture/wt", Allow: []string{"/var/tmp/reexec-fixture/cache"},
+		Profiles: []string{"npm,go"}, Strict: true},
+	"every-flag.conf": {Worktree: "/var/tmp/reexec-fixture/wt",
+		Allow:       []string{"/var/tmp/reexec-fixture/a", "/var/tmp/reexec-fixture/b"},
+		AllowSocket: []string{"/var/tmp/reexec-fixture/agent.sock"}, Profiles: []string{"pip", "cargo"},
+		Mode: "workspace-write", Backend: "landlock", TTY: true, Strict: true, NoGit: true, AllowInterop: true},
+	"read-only.conf": {Mode: "read-only", Backend: "bwrap"},
+}
+
+// TestPolicyArgsMatchConfigFiles feeds each --config fixture to the CLI's parser, and its Policy's Args to the
+// same parser, and compares the Configs and profiles: the launcher Command starts parses exactly that.
+func TestPolicyArgsMatchConfigFiles(t *testing.T) {
+	t.Setenv("HOME", t.TempDir()) // the profiles' defaults (bazel test sets no HOME)
+	files, err := filepath.Glob("testdata/*.conf")
+	require.NoError(t, err)
+	require.Len(t, files, len(fixtures))
+	for _, f := range files {
+		p, ok := fixtures[filepath.Base(f)]
+		require.True(t, ok, "no Policy for %s", f)
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		copied := filepath.Join(t.TempDir(), filepath.Base(f)) // a regular file: bazel's runfiles are symlinks
+		require.NoError(t, os.WriteFile(copied, data, 0o644))
+		fromFile, fileProfiles, err := cli.ParseProfiles([]string{"--config", copied, "--", "true"})
+		require.NoError(t, err, f)
+		fromFile.ConfigFile = ""
+		fromPolicy, policyProfiles, err := cli.ParseProfiles(append(p.Args(), "--", "true"))
+		require.NoError(t, err, f)
+		require.Equal(t, fromFile, fromPolicy, f)
+		require.Equal(t, fileProfiles, policyProfiles, f)
+	}
+}
+
+// TestPolicyArgsCoverEveryField sets each field of Policy alone and checks that the parsed result changes:
+// a field Args forgot would parse as the zero Policy.
+func TestPolicyArgsCoverEveryField(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	base := Policy{Worktree: "/w"}
+	zeroCfg, zeroProfiles, err := cli.ParseProfiles(append(base.Args(), "--", "true"))
+	require.NoError(t, err)
+	values := map[string]any{"Worktree": "/v", "Allow": []string{"/a"}, "AllowSocket": []string{"/s"},
+		"Profiles": []string{"npm"}, "Mode": "read-only", "Backend": "bwrap"}
+	typ := reflect.TypeOf(base)
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		p := base
+		v := reflect.ValueOf(&p).Elem().Field(i)
+		if f.Type.Kind() == reflect.Bool {
+			v.SetBool(true)
+		} else {
+			require.Contains(t, values, f.Name, "a value for field %s", f.Name)
+			v.Set(reflect.ValueOf(values[f.Name]))
+		}
+		cfg, profiles, err := cli.ParseProfiles(append(p.Args(), "--", "true"))
+		require.NoError(t, err, f.Name)
+		require.False(t, reflect.DeepEqual(cfg, zeroCfg) && reflect.DeepEqual(profiles, zeroProfiles),
+			"field %s changed nothing the launcher parses", f.Name)
+	}
+}
+
+// TestPolicyArgsPassBadValuesOn: an empty list entry reaches the CLI, which refuses it, rather than vanishing.
+func TestPolicyArgsPassBadValuesOn(t *testing.T) {
+	_, _, err := cli.ParseProfiles(append(Policy{Worktree: "/w", Allow: []string{""}}.Args(), "--", "true"))
+	require.ErrorContains(t, err, "--allow needs a non-empty value")
+	_, _, err = cli.ParseProfiles(append(Policy{Worktree: "w"}.Args(), "--", "true"))
+	require.Equal(t, report.BadRoot, report.ReasonOf(err))
+}
+
+func TestClassify(t *testing.T) {
+	execRep := `{"schema":"confine.report/v1","outcome":"exec","mode":"workspace-write","channels":{"tty":{"status":"open","how":"x"}}}` + "\n"
+	refused := `{"schema":"confine.report/v1","outcome":"refused","reason":"bad-root","mode":"workspace-write"}` + "\n"
+	notFound := `{"schema":"confine.report/v1","outcome":"refused","reason":"command-not-found","mode":"workspace-write"}` + "\n"
+	execFailed := `{"schema":"confine.exec-failed/v1","outcome":"exec-failed","reason":"wrong-arch","status":126}` + "\n"
+	for _, c := range []struct {
+		name    string
+		code    int
+		sig     syscall.Signal
+		records string
+		kind    Kind
+		reason  report.Reason
+		err     string
+	}{
+		{"ran, exit 0", 0, 0, execRep, OK, "", ""},
+		{"ran, exit 3", 3, 0, execRep, Failed, "", ""},
+		{"ran, exit 125 of its own", 125, 0, execRep, Failed, "", ""},
+		{"ran, killed", -1, syscall.SIGKILL, execRep, Failed, "", ""},
+		{"refused", 125, 0, refused, Refused, report.BadRoot, ""},
+		{"not found before the report", 127, 0, notFound, ExecFailed, report.CommandNotFound, ""},
+		{"execve failed after the report", 126, 0, execRep + execFailed, ExecFailed, report.WrongArch, ""},
+		{"125 and no report", 125, 0, "", Refused, "unknown", ""},
+		{"0 and no report", 0, 0, "", "", "", "wrote no report"},
+		{"refusal record but exit 0", 0, 0, refused, "", "", "wrote no report"},
+		{"not confine's", 0, 0, `{"schema":"other/v1"}` + "\n", "", "", "schema other/v1"},
+		{"three records", 0, 0, execRep + execFailed + execFailed, "", "", "more than two"},
+	} {
+		r, err := classify(c.code, c.sig, []byte(c.records))
+		if c.err != "" {
+			require.ErrorContains(t, err, c.err, c.name)
+			continue
+		}
+		require.NoError(t, err, c.name)
+		require.Equal(t, c.kind, r.Kind, c.name)
+		require.Equal(t, c.reason, r.Reason, c.name)
+		require.Equal(t, c.code, r.ExitCode, c.name)
+		require.Equal(t, c.sig, r.Signal, c.name)
+	}
+	r, err := classify(0, 0, []byte(execRep))
+	require.NoError(t, err)
+	require.Equal(t, "open", r.Report.Channels["tty"].Status)
+}
+
+// TestProbeIsAskedOnce: Probe keeps its verdict for the process.
+func TestProbeIsAskedOnce(t *testing.T) {
+	a, b := Probe(), Probe()
+	require.Equal(t, 1, probes)
+	require.Equal(t, a, b)
+	require.Equal(t, report.ProbeSchema, a.Schema)
+}
+
+// TestCommandRefusesAnExecutableACommandCouldReplace: the rule, for files made here (outside /tmp, which is
+// writable to every confined command), and for this test binary, which go test built in /tmp.
+func TestCommandRefusesAnExecutableACommandCouldReplace(t *testing.T) {
+	mainCalled = false
+	_, err := Policy{Worktree: "/w"}.Command("true")
+	require.ErrorContains(t, err, "Main was not called")
+	mainCalled = true
+	exe, err := os.Readlink("/proc/self/exe")
+	require.NoError(t, err)
+	if within(exe, "/tmp") {
+		_, err := Policy{Worktree: "/w"}.Command("true")
+		require.ErrorIs(t, err, ErrUntrusted)
+		require.ErrorContains(t, err, "go build -o")
+	} else {
+		t.Logf("this test binary is not in /tmp (%s): the go test case is left to the files below", exe)
+	}
+	base, err := os.MkdirTemp("/var/tmp", "reexec-trust")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	require.NoError(t, os.Chmod(base, 0o755))
+	file := func(rel string, mode os.FileMode) string {
+		p := filepath.Join(base, rel)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte("x"), mode))
+		require.NoError(t, os.Chmod(p, mode)) // past the umask
+		return p
+	}
+	good := file("bin/agent", 0o755)
+	require.NoError(t, trusted(good, Policy{Worktree: filepath.Join(base, "wt")}))
+	inWT := file("wt/node_modules/agent", 0o755)
+	loose := file("loose/agent", 0o775)
+	linked := file("linked/agent", 0o755)
+	require.NoError(t, os.Link(linked, filepath.Join(base, "linked", "again")))
+	t.Setenv("npm_config_cache", filepath.Join(base, "npmcache"))
+	npx := file("npmcache/_npx/agent", 0o755)
+	for _, c := range []struct {
+		exe  string
+		p    Policy
+		want string
+	}{
+		{inWT, Policy{Worktree: filepath.Join(base, "wt")}, "lies beneath " + filepath.Join(base, "wt") + ", which a confined command can write"},
+		{inWT, Policy{Worktree: "/elsewhere", Allow: []string{filepath.Join(base, "wt/node_modules")}}, "which a confined command can write"},
+		{loose, Policy{Worktree: "/w"}, "writable by group or others (mode 775)"},
+		{linked, Policy{Worktree: "/w"}, "other hard links"},
+		{npx, Policy{Worktree: "/w"}, "which a confine profile grants"},
+	} {
+		err := trusted(c.exe, c.p)
+		require.ErrorIs(t, err, ErrUntrusted, c.exe)
+		require.ErrorContains(t, err, c.want, c.exe)
+		require.False(t, strings.Contains(err.Error(), "\n"))
+	}
+	require.True(t, errors.Is(untrusted("x", "y"), ErrUntrusted))
+}
+
+func TestUnescape(t *testing.T) {
+	require.Equal(t, "/a b\\c", unescape(`/a\040b\134c`))
+	require.Equal(t, `/a\9`, unescape(`/a\9`))
+	require.Equal(t, `/a\04`, unescape(`/a\04`))
+}
+
+// BenchmarkTrusted is the trust check Command makes before each launch, for a file outside /tmp.
+func BenchmarkTrusted(b *testing.B) {
+	exe := "/usr/bin/env"
+	for b.Loop() {
+		if err := trusted(exe, Policy{Worktree: "/var/tmp"}); err != nil && !errors.Is(err, ErrUntrusted) {
+			b.Fatal(err)
+		}
+	}
+}

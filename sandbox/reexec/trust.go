@@ -1,0 +1,222 @@
+package reexec
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/confine-dev/confine/sandbox/profile"
+)
+
+// ErrUntrusted is wrapped by Command's error when this executable lies where a confined command could have
+// replaced it: the next start of the program would then run the command's code unconfined.
+var ErrUntrusted = errors.New("reexec: untrusted executable")
+
+// alwaysWritable are the directories every confined command may write, whatever its roots (sandbox/README.md).
+var alwaysWritable = []string{"/tmp", "/dev/shm"}
+
+// trustedSelf checks the running executable against p, the rule the npm package's trustedLauncher applies
+// (issues 25 and 43): its path (/proc/self/exe, the file running now) and every directory on the way lie
+// beneath none of p's roots, /tmp, /dev/shm and the directories a profile may grant (profile.Candidates), by
+// path or under another name (the directories' identities, and the mounts' roots in mountinfo); it is a
+// regular file with one link, and it and every directory on the way are owned by root or this user and
+// writable by no one else (a sticky directory above it may be, as /tmp is).
+func trustedSelf(p Policy) error {
+	exe, err := os.Readlink("/proc/self/exe")
+	if err != nil {
+		return untrusted("/proc/self/exe", "its path cannot be read ("+err.Error()+"; is /proc mounted?)")
+	}
+	var running, named unix.Stat_t
+	if err := unix.Stat("/proc/self/exe", &running); err != nil {
+		return untrusted(exe, err.Error())
+	}
+	if err := unix.Lstat(exe, &named); err != nil || named.Dev != running.Dev || named.Ino != running.Ino {
+		return untrusted(exe, "the file at its path is no longer the one running (replaced or deleted since it started)")
+	}
+	return trusted(exe, p)
+}
+
+// trusted is trustedSelf's rule for the executable at exe (absolute, without symlinks).
+func trusted(exe string, p Policy) error {
+	var grants []string
+	for _, dir := range append(append(alwaysWritable, p.Worktree), p.Allow...) {
+		grants = append(grants, realOr(dir))
+	}
+	byProfile := len(grants)
+	for _, dir := range profile.Candidates(os.Getenv) {
+		grants = append(grants, realOr(dir))
+	}
+	why := func(i int, dir string) string {
+		switch {
+		case dir == "/tmp":
+			return "/tmp, which every confined command can write (go run and go test build there: build with " +
+				"go build -o into a directory no confined command can write, and run that)"
+		case i >= byProfile:
+			return dir + ", which a confine profile grants (a run with --profile can write it)"
+		}
+		return dir + ", which a confined command can write"
+	}
+	for i, dir := range grants {
+		if dir != "" && within(exe, dir) {
+			return untrusted(exe, "it lies beneath "+why(i, dir))
+		}
+	}
+	ids := map[[2]uint64]bool{}
+	for d := filepath.Dir(exe); ; d = filepath.Dir(d) {
+		var st unix.Stat_t
+		if err := unix.Stat(d, &st); err != nil {
+			return untrusted(exe, err.Error())
+		}
+		ids[[2]uint64{st.Dev, st.Ino}] = true
+		if d == "/" {
+			break
+		}
+	}
+	mounts := readMounts()
+	for i, dir := range grants {
+		if dir != "" && aliased(exe, ids, dir, mounts) {
+			return untrusted(exe, "it lies beneath "+dir+" under another name (a bind mount): "+why(i, dir))
+		}
+	}
+	uid := uint32(os.Getuid())
+	for d := exe; ; d = filepath.Dir(d) {
+		var st unix.Stat_t
+		if err := unix.Lstat(d, &st); err != nil {
+			return untrusted(exe, err.Error())
+		}
+		if d == exe && st.Nlink > 1 {
+			return untrusted(exe, "it has other hard links, and another name could lie beneath a writable root")
+		}
+		what := "its directory " + d
+		if d == exe {
+			what = "it"
+		}
+		if st.Uid != 0 && st.Uid != uid {
+			return untrusted(exe, what+" is owned by uid "+strconv.Itoa(int(st.Uid))+", neither root nor this user")
+		}
+		sticky := st.Mode&unix.S_IFMT == unix.S_IFDIR && st.Mode&unix.S_ISVTX != 0
+		if st.Mode&0o022 != 0 && !(sticky && d != exe) {
+			return untrusted(exe, what+" is writable by group or others (mode "+strconv.FormatUint(uint64(st.Mode&0o7777), 8)+")")
+		}
+		if d == exe && st.Mode&unix.S_IFMT != unix.S_IFREG {
+			return untrusted(exe, "it is not a regular file")
+		}
+		if d == "/" {
+			return nil
+		}
+	}
+}
+
+func untrusted(exe, why string) error {
+	return &trustError{exe: exe, why: why}
+}
+
+type trustError struct{ exe, why string }
+
+func (e *trustError) Error() string {
+	return "reexec: refusing to re-execute " + e.exe + " as the launcher: " + e.why +
+		"; install the program outside every directory a confined command can write"
+}
+
+func (e *trustError) Unwrap() error { return ErrUntrusted }
+
+// realOr is dir with its symlinks resolved where it exists, else dir cleaned ("" for ""; a root that does not
+// exist makes the launcher refuse).
+func realOr(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		return real
+	}
+	return filepath.Clean(dir)
+}
+
+// within says whether p is dir or beneath it (both absolute and clean).
+func within(p, dir string) bool {
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
+}
+
+// mount is one line of /proc/self/mountinfo (proc(5)): the file system's device, the directory of it the
+// mount shows (root) and where (point), octal escapes undone.
+type mount struct{ dev, root, point string }
+
+// readMounts returns /proc/self/mountinfo's mounts, or none where it cannot be read (the identities are still
+// compared).
+func readMounts() []mount {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	var out []mount
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 5 {
+			out = append(out, mount{dev: f[2], root: unescape(f[3]), point: unescape(f[4])})
+		}
+	}
+	return out
+}
+
+// unescape undoes mountinfo's octal escapes (\040 for a space).
+func unescape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+4 <= len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// place is where in its file system a path may be: through mount m, m.root joined with the rest of the path.
+type place struct{ dev, path string }
+
+// placesOf returns p's places through every mount on its way (a mount stacked over another counts too: this
+// errs toward refusing).
+func placesOf(p string, mounts []mount) []place {
+	var out []place
+	for _, m := range mounts {
+		if within(p, m.point) {
+			rel, _ := filepath.Rel(m.point, p)
+			out = append(out, place{m.dev, filepath.Join(m.root, rel)})
+		}
+	}
+	return out
+}
+
+// aliased says whether the executable at exe, whose ancestors have the identities ids, is dir's or beneath it
+// under another name: dir itself is one of them (dir shown at a second path), a mount shows dir or a directory
+// beneath it elsewhere, or a mount beneath dir shows the executable's directory. dir that does not exist
+// shows nothing.
+func aliased(exe string, ids map[[2]uint64]bool, dir string, mounts []mount) bool {
+	var st unix.Stat_t
+	if unix.Stat(dir, &st) != nil {
+		return false
+	}
+	if ids[[2]uint64{st.Dev, st.Ino}] {
+		return true
+	}
+	regions := placesOf(dir, mounts)
+	for _, m := range mounts {
+		if within(m.point, dir) {
+			regions = append(regions, place{m.dev, m.root})
+		}
+	}
+	for _, p := range placesOf(exe, mounts) {
+		for _, r := range regions {
+			if r.dev == p.dev && within(p.path, r.path) {
+				return true
+			}
+		}
+	}
+	return false
+}
