@@ -42,12 +42,12 @@ func agent(t *testing.T, mutant bool) string {
 	return bin
 }
 
-// mutantOverlay writes main.go with reexec.Main() replaced by a launcher that writes a forged report and runs
+// mutantOverlay writes main.go with a launcher ahead of reexec.Main() that writes a forged report and runs
 // the command unconfined, and returns a go build -overlay file for it.
 func mutantOverlay(t *testing.T, dir string) string {
 	src, err := os.ReadFile("main.go")
 	require.NoError(t, err)
-	mutant := strings.Replace(string(src), "\treexec.Main()", "\tmutantMain()", 1)
+	mutant := strings.Replace(string(src), "\treexec.Main()", "\tmutantMain() // takes the launcher's part\n\treexec.Main()", 1)
 	require.NotEqual(t, string(src), mutant)
 	mutant += `
 func mutantMain() {
@@ -204,7 +204,8 @@ func TestAgentRefusesToRunFromTmp(t *testing.T) {
 }
 
 // TestAgentRefusesABindMountedWorktree: the agent inside the worktree, started through a bind mount that shows
-// the worktree at a second path, is refused as beneath the worktree (unshare -m as root, -Urm otherwise).
+// the worktree at a second path, or through an overlay whose upper layer is in the worktree, is refused as
+// beneath the worktree (unshare -m as root, -Urm otherwise).
 func TestAgentRefusesABindMountedWorktree(t *testing.T) {
 	bin := agent(t, false)
 	flag := "-m"
@@ -221,10 +222,19 @@ func TestAgentRefusesABindMountedWorktree(t *testing.T) {
 	data, err := os.ReadFile(bin)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(wt, "bin", "go-agent"), data, 0o755))
+	// And an overlay whose upper layer is in the worktree (attack review): a device of its own.
+	for _, d := range []string{"wt/up", "low", "work", "ov"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(base, d), 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(wt, "up", "go-agent"), data, 0o755))
 	mark := filepath.Join(base, "ran")
 	out, err := exec.Command("unshare", flag, "--propagation", "private", "sh", "-c",
-		`mount --bind "$1" "$2" && exec "$2/bin/go-agent" "$1" "touch $3"`, "sh", wt, alias, mark).CombinedOutput()
-	require.Error(t, err, "%s", out)
-	require.Contains(t, string(out), "under another name (a bind mount)")
+		`mount --bind "$1" "$2" || exit 99; "$2/bin/go-agent" "$1" "touch $3"; echo "bind: exit $?"
+		mount -t overlay overlay -o "lowerdir=$4/low,upperdir=$1/up,workdir=$4/work" "$4/ov" || exit 99
+		"$4/ov/go-agent" "$1" "touch $3"; echo "overlay: exit $?"`, "sh", wt, alias, mark, base).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Equal(t, 2, strings.Count(string(out), "under another name (a bind mount or an overlay)"), "%s", out)
+	require.Contains(t, string(out), "bind: exit 2")
+	require.Contains(t, string(out), "overlay: exit 2")
 	require.NoFileExists(t, mark)
 }

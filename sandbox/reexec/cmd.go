@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"syscall"
 
+	"github.com/confine-dev/confine/sandbox/internal/cli"
 	"github.com/confine-dev/confine/sandbox/launch"
 	"github.com/confine-dev/confine/sandbox/report"
 )
@@ -41,14 +42,18 @@ var ErrNoReport = errors.New("reexec: the launcher wrote no report, so nothing s
 
 // Cmd is a confined command: an *exec.Cmd that starts this executable as the launcher, with the report on a
 // pipe the Cmd owns (the launcher's fd 3). Set Stdin, Stdout, Stderr, Dir (default: the worktree) and Env
-// before Start; leave ExtraFiles empty. Start and Wait (or Run) replace exec.Cmd's.
+// before Start; leave ExtraFiles empty. Start, Wait, Run, Output and CombinedOutput replace exec.Cmd's. Killing
+// Process ends the launcher and the command, not what the command left running in the background (still
+// confined): set SysProcAttr.Setpgid and signal the process group to end them all.
 type Cmd struct {
 	*exec.Cmd
 	records chan []byte // the report descriptor's bytes, once the launcher and the command closed it
+	policy  Policy
 }
 
 // Command returns a Cmd that runs argv (argv[0] is looked up on PATH by the launcher, as confine does) confined
-// by p. It refuses (ErrUntrusted) when this executable lies where a confined command could replace it: beneath
+// by p. A policy the launcher would refuse is its refusal (report.Refusal). Start refuses (ErrUntrusted) when
+// this executable lies where a confined command could replace it: beneath
 // p's roots, /tmp, /dev/shm or a directory a profile may grant, by path or under another name (a bind mount),
 // owned by neither root nor this user, writable by anyone else, or with another hard link. `go run` and
 // `go test` build into /tmp, so a program started by them is refused: build it with `go build -o` outside.
@@ -57,26 +62,31 @@ func (p Policy) Command(argv ...string) (*Cmd, error) {
 		return nil, errors.New("reexec: Command needs a command")
 	}
 	if !mainCalled {
-		return nil, errors.New("reexec: Main was not called: call reexec.Main() first in main (and in TestMain), or the " +
-			"launcher Command starts is this program's own main")
+		return nil, errNoMain
 	}
-	if err := trustedSelf(p); err != nil {
+	// The launcher's parser first: a bad policy (a relative worktree, an empty entry, an unknown profile) is
+	// its one-line refusal (report.Refusal: usage or bad-root), before the trust check compares any root.
+	if _, _, err := cli.ParseProfiles(append(p.Args(), append([]string{"--"}, argv...)...)); err != nil {
 		return nil, err
 	}
 	args := append([]string{os.Args[0], Entry}, p.Args()...)
 	args = append(append(args, "--report-fd=3", "--"), argv...)
 	// /proc/self/exe in the new process is the file this process runs, whatever is at its path since.
-	c := &Cmd{Cmd: &exec.Cmd{Path: "/proc/self/exe", Args: args}}
+	c := &Cmd{Cmd: &exec.Cmd{Path: "/proc/self/exe", Args: args}, policy: p}
 	if fi, err := os.Stat(p.Worktree); err == nil && fi.IsDir() {
 		c.Dir = p.Worktree
 	}
 	return c, nil
 }
 
-// Start starts the launcher and reads its report descriptor in the background.
+// Start checks this executable (see Command), starts the launcher and reads its report descriptor in the
+// background.
 func (c *Cmd) Start() error {
 	if len(c.ExtraFiles) > 0 {
 		return errors.New("reexec: Cmd.ExtraFiles must be empty: the launcher's fd 3 is the report")
+	}
+	if err := trustedSelf(c.policy, c.Env); err != nil { // here, once Env is known: the launcher's profiles read it
+		return err
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -126,6 +136,24 @@ func (c *Cmd) Run() (*Result, error) {
 		return nil, err
 	}
 	return c.Wait()
+}
+
+// Output is Run with the command's stdout collected (exec.Cmd's own Output would start the launcher without
+// its report pipe, and the launcher refuses).
+func (c *Cmd) Output() ([]byte, *Result, error) {
+	var b bytes.Buffer
+	c.Stdout = &b
+	r, err := c.Run()
+	return b.Bytes(), r, err
+}
+
+// CombinedOutput is Run with the command's stdout and stderr collected together (confine's own refusal
+// lines among them).
+func (c *Cmd) CombinedOutput() ([]byte, *Result, error) {
+	var b bytes.Buffer
+	c.Stdout, c.Stderr = &b, &b
+	r, err := c.Run()
+	return b.Bytes(), r, err
 }
 
 // execReasons are the exec-failed record's reasons (refusals found before anything runs use the first two).

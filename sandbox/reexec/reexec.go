@@ -14,6 +14,7 @@
 package reexec
 
 import (
+	"errors"
 	"os"
 	"runtime"
 	"sync"
@@ -45,6 +46,10 @@ func Main() {
 // then be the program's own main, given confine's flags (and, were it to call Command, starting itself again).
 var mainCalled bool
 
+// errNoMain is Command's error, and Probe's panic, when Main was not called.
+var errNoMain = errors.New("reexec: Main was not called: call reexec.Main() first in main (and in TestMain), or the " +
+	"launcher and the probes this package starts run this program's own main")
+
 // run is the confine binary's main (sandbox/cmd/confine).
 func run(args []string) {
 	if os.Getenv("GOMAXPROCS") != "1" {
@@ -61,8 +66,11 @@ var (
 
 // Probe is what `confine probe --json` prints for this host (report.Probe), asked once per process and kept:
 // it is for showing the plan. Every Command still decides afresh in its launcher, so a kept verdict never
-// makes a command run less confined.
+// makes a command run less confined. It panics when Main was not called.
 func Probe() report.Probe {
+	if !mainCalled {
+		panic(errNoMain) // its probes start this executable again, which would run main instead
+	}
 	probeOnce.Do(func() {
 		probes++
 		probed = launch.Probe(launch.ReadFacts(), launch.Host{})

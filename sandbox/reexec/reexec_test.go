@@ -148,11 +148,20 @@ func TestCommandRefusesAnExecutableACommandCouldReplace(t *testing.T) {
 	mainCalled = false
 	_, err := Policy{Worktree: "/w"}.Command("true")
 	require.ErrorContains(t, err, "Main was not called")
+	require.PanicsWithError(t, errNoMain.Error(), func() { Probe() })
 	mainCalled = true
+	// A policy the launcher would refuse is its refusal, before the trust check compares any root.
+	_, err = Policy{Worktree: "wt"}.Command("true")
+	require.Equal(t, report.BadRoot, report.ReasonOf(err))
+	require.ErrorContains(t, err, "not absolute")
+	_, err = Policy{Worktree: "/w", Profiles: []string{"nope"}}.Command("true")
+	require.Equal(t, report.Usage, report.ReasonOf(err))
 	exe, err := os.Readlink("/proc/self/exe")
 	require.NoError(t, err)
 	if within(exe, "/tmp") {
-		_, err := Policy{Worktree: "/w"}.Command("true")
+		cmd, err := Policy{Worktree: "/w"}.Command("true")
+		require.NoError(t, err)
+		_, err = cmd.Run()
 		require.ErrorIs(t, err, ErrUntrusted)
 		require.ErrorContains(t, err, "go build -o")
 	} else {
@@ -170,7 +179,7 @@ func TestCommandRefusesAnExecutableACommandCouldReplace(t *testing.T) {
 		return p
 	}
 	good := file("bin/agent", 0o755)
-	require.NoError(t, trusted(good, Policy{Worktree: filepath.Join(base, "wt")}))
+	require.NoError(t, trusted(good, Policy{Worktree: filepath.Join(base, "wt")}, nil))
 	inWT := file("wt/node_modules/agent", 0o755)
 	loose := file("loose/agent", 0o775)
 	linked := file("linked/agent", 0o755)
@@ -188,11 +197,16 @@ func TestCommandRefusesAnExecutableACommandCouldReplace(t *testing.T) {
 		{linked, Policy{Worktree: "/w"}, "other hard links"},
 		{npx, Policy{Worktree: "/w"}, "which a confine profile grants"},
 	} {
-		err := trusted(c.exe, c.p)
+		err := trusted(c.exe, c.p, nil)
 		require.ErrorIs(t, err, ErrUntrusted, c.exe)
 		require.ErrorContains(t, err, c.want, c.exe)
 		require.False(t, strings.Contains(err.Error(), "\n"))
 	}
+	// The launcher's environment (exec.Cmd's Env) names profile directories too (attack review).
+	require.NoError(t, trusted(good, Policy{Worktree: "/w"}, nil))
+	err = trusted(good, Policy{Worktree: "/w"}, []string{"GOCACHE=" + filepath.Join(base, "bin")})
+	require.ErrorIs(t, err, ErrUntrusted)
+	require.ErrorContains(t, err, "which a confine profile grants")
 	require.True(t, errors.Is(untrusted("x", "y"), ErrUntrusted))
 }
 
@@ -206,8 +220,60 @@ func TestUnescape(t *testing.T) {
 func BenchmarkTrusted(b *testing.B) {
 	exe := "/usr/bin/env"
 	for b.Loop() {
-		if err := trusted(exe, Policy{Worktree: "/var/tmp"}); err != nil && !errors.Is(err, ErrUntrusted) {
+		if err := trusted(exe, Policy{Worktree: "/var/tmp"}, nil); err != nil && !errors.Is(err, ErrUntrusted) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestCommandRunsOutput runs a command through Output and CombinedOutput. go test builds this binary in /tmp,
+// which Command refuses: scripts/examples-test.sh builds it outside and runs it as root and as nobody.
+func TestCommandRunsOutput(t *testing.T) {
+	exe, err := os.Readlink("/proc/self/exe")
+	require.NoError(t, err)
+	if within(exe, "/tmp") {
+		t.Skipf("this test binary is in /tmp (%s), where Command refuses it: make examples-test runs this test", exe)
+	}
+	if p := Probe(); p.AutoBackend == "none" {
+		t.Skipf("nothing can confine on this host: %s", p.AutoReason)
+	}
+	wt, err := os.MkdirTemp("/var/tmp", "reexec-run")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(wt) })
+	cmd, err := Policy{Worktree: wt}.Command("sh", "-c", "echo out; echo err >&2")
+	require.NoError(t, err)
+	out, r, err := cmd.Output()
+	require.NoError(t, err)
+	require.Equal(t, OK, r.Kind)
+	require.Equal(t, "out\n", string(out))
+	require.Equal(t, report.Schema, r.Report.Schema)
+	cmd, err = Policy{Worktree: wt}.Command("sh", "-c", "echo out; echo err >&2; exit 3")
+	require.NoError(t, err)
+	out, r, err = cmd.CombinedOutput()
+	require.NoError(t, err)
+	require.Equal(t, Failed, r.Kind)
+	require.Equal(t, 3, r.ExitCode)
+	require.Equal(t, "out\nerr\n", string(out))
+}
+
+// TestAliasedThroughAnOverlay: an overlay has a device of its own, so its layers are compared by path: a layer
+// inside the worktree, or the worktree inside a layer where the executable's place is (attack review).
+func TestAliasedThroughAnOverlay(t *testing.T) {
+	base, err := os.MkdirTemp("/var/tmp", "reexec-overlay")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	wt := filepath.Join(base, "wt")
+	require.NoError(t, os.MkdirAll(wt, 0o755))
+	root := mount{dev: "0:1", root: "/", point: "/"}
+	ov := func(layers ...string) []mount {
+		return []mount{root, {dev: "0:99", root: "/", point: "/mnt/ov", layers: layers}}
+	}
+	ids := map[[2]uint64]bool{}
+	require.True(t, aliased("/mnt/ov/agent", ids, wt, ov(filepath.Join(base, "low"), filepath.Join(wt, "up"))))
+	require.True(t, aliased("/mnt/ov/wt/agent", ids, wt, ov(base)))
+	require.False(t, aliased("/mnt/ov/other/agent", ids, wt, ov(base)))
+	require.False(t, aliased("/mnt/ov/agent", ids, wt, ov(filepath.Join(base, "low"))))
+	require.False(t, aliased("/usr/bin/agent", ids, wt, ov(filepath.Join(wt, "up"))))
+	require.Equal(t, []string{"/l 1", "/l2", "/u", "/d"},
+		overlayLayers(`rw,lowerdir=/l\0401:/l2,upperdir=/u,workdir=/w,datadir+=/d,xino=off`))
 }

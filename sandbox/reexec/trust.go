@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -22,10 +23,13 @@ var alwaysWritable = []string{"/tmp", "/dev/shm"}
 // trustedSelf checks the running executable against p, the rule the npm package's trustedLauncher applies
 // (issues 25 and 43): its path (/proc/self/exe, the file running now) and every directory on the way lie
 // beneath none of p's roots, /tmp, /dev/shm and the directories a profile may grant (profile.Candidates), by
-// path or under another name (the directories' identities, and the mounts' roots in mountinfo); it is a
-// regular file with one link, and it and every directory on the way are owned by root or this user and
-// writable by no one else (a sticky directory above it may be, as /tmp is).
-func trustedSelf(p Policy) error {
+// path or under another name (the directories' identities, the mounts' roots and overlays' layers in
+// mountinfo); it is a regular file with one link, and it and every directory on the way are owned by root or
+// this user and writable by no one else (a sticky directory above it may be, as /tmp is).
+//
+// env is the launcher's environment (exec.Cmd's Env; nil: this process's), from which it resolves the
+// profiles' directories: the candidates of both environments are tested, since either may name them.
+func trustedSelf(p Policy, env []string) error {
 	exe, err := os.Readlink("/proc/self/exe")
 	if err != nil {
 		return untrusted("/proc/self/exe", "its path cannot be read ("+err.Error()+"; is /proc mounted?)")
@@ -37,24 +41,28 @@ func trustedSelf(p Policy) error {
 	if err := unix.Lstat(exe, &named); err != nil || named.Dev != running.Dev || named.Ino != running.Ino {
 		return untrusted(exe, "the file at its path is no longer the one running (replaced or deleted since it started)")
 	}
-	return trusted(exe, p)
+	return trusted(exe, p, env)
 }
 
 // trusted is trustedSelf's rule for the executable at exe (absolute, without symlinks).
-func trusted(exe string, p Policy) error {
+func trusted(exe string, p Policy, env []string) error {
 	var grants []string
 	for _, dir := range append(append(alwaysWritable, p.Worktree), p.Allow...) {
 		grants = append(grants, realOr(dir))
 	}
 	byProfile := len(grants)
-	for _, dir := range profile.Candidates(os.Getenv) {
+	candidates := profile.Candidates(os.Getenv)
+	if env != nil {
+		candidates = append(candidates, profile.Candidates(lookup(env))...)
+	}
+	for _, dir := range candidates {
 		grants = append(grants, realOr(dir))
 	}
 	why := func(i int, dir string) string {
 		switch {
 		case dir == "/tmp":
 			return "/tmp, which every confined command can write (go run and go test build there: build with " +
-				"go build -o into a directory no confined command can write, and run that)"
+				"go build -o, or set GOTMPDIR, to a directory no confined command can write)"
 		case i >= byProfile:
 			return dir + ", which a confine profile grants (a run with --profile can write it)"
 		}
@@ -79,7 +87,7 @@ func trusted(exe string, p Policy) error {
 	mounts := readMounts()
 	for i, dir := range grants {
 		if dir != "" && aliased(exe, ids, dir, mounts) {
-			return untrusted(exe, "it lies beneath "+dir+" under another name (a bind mount): "+why(i, dir))
+			return untrusted(exe, "it lies beneath "+dir+" under another name (a bind mount or an overlay): "+why(i, dir))
 		}
 	}
 	uid := uint32(os.Getuid())
@@ -111,6 +119,19 @@ func trusted(exe string, p Policy) error {
 	}
 }
 
+// lookup is os.Getenv over env ("NAME=value" entries; the last one of a name wins, as exec.Cmd passes them on).
+func lookup(env []string) func(string) string {
+	return func(name string) string {
+		v := ""
+		for _, e := range env {
+			if n, val, ok := strings.Cut(e, "="); ok && n == name {
+				v = val
+			}
+		}
+		return v
+	}
+}
+
 func untrusted(exe, why string) error {
 	return &trustError{exe: exe, why: why}
 }
@@ -118,8 +139,7 @@ func untrusted(exe, why string) error {
 type trustError struct{ exe, why string }
 
 func (e *trustError) Error() string {
-	return "reexec: refusing to re-execute " + e.exe + " as the launcher: " + e.why +
-		"; install the program outside every directory a confined command can write"
+	return "reexec: refusing to re-execute " + e.exe + " as the launcher: " + e.why
 }
 
 func (e *trustError) Unwrap() error { return ErrUntrusted }
@@ -143,7 +163,10 @@ func within(p, dir string) bool {
 
 // mount is one line of /proc/self/mountinfo (proc(5)): the file system's device, the directory of it the
 // mount shows (root) and where (point), octal escapes undone.
-type mount struct{ dev, root, point string }
+type mount struct {
+	dev, root, point string
+	layers           []string // an overlay's lowerdir, upperdir and data layers (its super options), else none
+}
 
 // readMounts returns /proc/self/mountinfo's mounts, or none where it cannot be read (the identities are still
 // compared).
@@ -154,8 +177,32 @@ func readMounts() []mount {
 	}
 	var out []mount
 	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 5 {
-			out = append(out, mount{dev: f[2], root: unescape(f[3]), point: unescape(f[4])})
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		m := mount{dev: f[2], root: unescape(f[3]), point: unescape(f[4])}
+		if sep := slices.Index(f, "-"); sep > 0 && sep+3 < len(f) && f[sep+1] == "overlay" {
+			m.layers = overlayLayers(f[sep+3])
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// overlayLayers returns the layer directories an overlay's super options name (lowerdir=A:B, lowerdir+=A,
+// upperdir=U, datadir+=D; Documentation/filesystems/overlayfs.rst), octal escapes undone.
+func overlayLayers(opts string) []string {
+	var out []string
+	for _, o := range strings.Split(opts, ",") {
+		key, val, _ := strings.Cut(o, "=")
+		switch key {
+		case "lowerdir":
+			for _, l := range strings.Split(val, ":") {
+				out = append(out, unescape(l))
+			}
+		case "upperdir", "lowerdir+", "datadir+":
+			out = append(out, unescape(val))
 		}
 	}
 	return out
@@ -214,6 +261,19 @@ func aliased(exe string, ids map[[2]uint64]bool, dir string, mounts []mount) boo
 	for _, p := range placesOf(exe, mounts) {
 		for _, r := range regions {
 			if r.dev == p.dev && within(p.path, r.path) {
+				return true
+			}
+		}
+	}
+	// An overlay has a device of its own: what shows through it is its layers' files (attack review), so a
+	// layer inside dir, or the executable's place in a layer that dir holds, is dir's too.
+	for _, m := range mounts {
+		if !within(exe, m.point) {
+			continue
+		}
+		rel, _ := filepath.Rel(m.point, exe)
+		for _, l := range m.layers {
+			if filepath.IsAbs(l) && (within(l, dir) || within(filepath.Join(l, rel), dir)) {
 				return true
 			}
 		}

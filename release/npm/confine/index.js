@@ -156,7 +156,7 @@ function realOr(dir) {
 
 /**
  * The mounts of /proc/self/mountinfo as { dev: "major:minor", root: the directory of its file system it shows,
- * point: where }, octal escapes undone; [] where it cannot be read (the identities are still compared).
+ * point: where, layers: an overlay's layer directories (else []) }, octal escapes undone; [] where it cannot be read (the identities are still compared).
  */
 function readMounts() {
   let text;
@@ -168,8 +168,25 @@ function readMounts() {
   const unescape = (s) => s.replace(/\\([0-7]{3})/g, (_, o) => String.fromCharCode(parseInt(o, 8)));
   return text.split('\n').filter((l) => l !== '').map((l) => {
     const f = l.split(' ');
-    return { dev: f[2], root: unescape(f[3]), point: unescape(f[4]) };
+    const sep = f.indexOf('-');
+    const layers = sep > 0 && f[sep + 1] === 'overlay' ? overlayLayers(f[sep + 3] || '').map(unescape) : [];
+    return { dev: f[2], root: unescape(f[3]), point: unescape(f[4]), layers };
   });
+}
+
+/**
+ * The layer directories an overlay's super options name (lowerdir=A:B, lowerdir+=A, upperdir=U, datadir+=D;
+ * Documentation/filesystems/overlayfs.rst), still escaped.
+ */
+function overlayLayers(opts) {
+  const out = [];
+  for (const o of opts.split(',')) {
+    const i = o.indexOf('=');
+    const key = o.slice(0, i), val = o.slice(i + 1);
+    if (key === 'lowerdir') out.push(...val.split(':'));
+    else if (['upperdir', 'lowerdir+', 'datadir+'].includes(key)) out.push(val);
+  }
+  return out;
 }
 
 /**
@@ -198,7 +215,11 @@ function aliased(real, ids, dir, mounts) {
   if (ids.has(`${st.dev}:${st.ino}`)) return true;
   const beneath = mounts.filter((m) => within(m.point, dir)).map((m) => ({ dev: m.dev, path: m.root }));
   const regions = [...placesOf(dir, mounts), ...beneath];
-  return placesOf(real, mounts).some((p) => regions.some((r) => r.dev === p.dev && within(p.path, r.path)));
+  if (placesOf(real, mounts).some((p) => regions.some((r) => r.dev === p.dev && within(p.path, r.path)))) return true;
+  // An overlay has a device of its own: what shows through it is its layers' files (attack review), so a layer
+  // inside dir, or the launcher's place in a layer that dir holds, is dir's too.
+  return mounts.some((m) => within(real, m.point) && m.layers.some((l) => path.isAbsolute(l) &&
+    (within(l, dir) || within(path.join(l, path.relative(m.point, real)), dir))));
 }
 
 /**
@@ -239,7 +260,7 @@ function trustedLauncher(file, writable = []) {
   const mounts = readMounts();
   for (const [dir, why] of grants) {
     if (aliased(real, ids, dir, mounts)) {
-      throw untrusted(`it lies beneath ${dir} under another name (a bind mount), ${why}`);
+      throw untrusted(`it lies beneath ${dir} under another name (a bind mount or an overlay), ${why}`);
     }
   }
   if (fs.statSync(real).nlink > 1) {

@@ -141,7 +141,7 @@ test('a launcher a confined command could have replaced is refused, and nothing 
   assert.ok(!fs.existsSync(ran), 'the planted launcher ran');
 });
 
-test('a launcher shown under another name by a bind mount is refused as beneath its root (issue 43, finding 3)', (t) => {
+test('a launcher shown under another name by a bind mount or an overlay is refused as beneath its root (issue 43, finding 3)', (t) => {
   // The worktree at a second path, a directory of it at another, and the launcher's own directory bound into
   // it: the path is outside every root each time, yet one confined run could replace the launcher. Checked
   // in a mount namespace of its own (unshare -m as root, -Urm otherwise), with a control that must pass.
@@ -171,15 +171,21 @@ test('a launcher shown under another name by a bind mount is refused as beneath 
     const control = [${JSON.stringify(path.join(outside, 'confine'))}, [${JSON.stringify(path.join(d, 'alias'))}]];
     try { console.log('ok ' + c.trustedLauncher(...control)); }
     catch (e) { console.log(e.code + ' ' + e.message); }`;
+  // An overlay whose upper layer is inside the worktree (attack review): its files show at a device of their own.
+  fs.mkdirSync(path.join(wt, 'up'));
+  fs.copyFileSync(confine.resolve().path, path.join(wt, 'up', 'confine'));
+  for (const m of ['low', 'work', 'ov']) fs.mkdirSync(path.join(d, m));
+  cases.push(['an overlay whose upper layer is in the worktree', path.join(d, 'ov', 'confine')]);
   const script = 'mount --bind "$1/wt" "$1/alias" && mount --bind "$1/wt/app" "$1/sub" && ' +
-    'mount --bind "$1/outside" "$1/wt/mnt" && exec node -e "$2" "$3"';
+    'mount --bind "$1/outside" "$1/wt/mnt" && ' +
+    'mount -t overlay overlay -o "lowerdir=$1/low,upperdir=$1/wt/up,workdir=$1/work" "$1/ov" && exec node -e "$2" "$3"';
   const r = childProcess.spawnSync('unshare', [root ? '-m' : '-Urm', '--propagation', 'private', 'sh', '-c', script,
     'sh', d, probe, JSON.stringify(cases.map(([, f]) => f))], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
   const lines = r.stdout.trim().split('\n');
   assert.equal(lines.length, cases.length + 1, r.stdout);
   cases.forEach(([what], i) =>
-    assert.match(lines[i], /^EUNTRUSTED .*lies beneath .*\/wt under another name \(a bind mount\)/, what));
+    assert.match(lines[i], /^EUNTRUSTED .*lies beneath .*\/wt under another name \(a bind mount or an overlay\)/, what));
   // The control: the same launcher, with the worktree's earlier alias (which does not show the later bind) as the
   // root. In a user namespace root's directories on the way show as the overflow uid, which the owner check
   // refuses on its own: there the control asks only that the bind-mount check does not refuse it.
