@@ -64,7 +64,7 @@ func readMounts() ([]mount, error) {
 		if len(f) < 10 {
 			return nil, msg.Err("mountinfo: malformed line ", msg.Quoted(line))
 		}
-		m := mount{id: f[0], parent: f[1], point: unescapeMountinfo(f[4]), rw: strings.HasPrefix(f[5], "rw")}
+		m := mount{id: f[0], parent: f[1], point: UnescapeMountinfo(f[4]), rw: strings.HasPrefix(f[5], "rw")}
 		i := 6
 		for ; i < len(f) && f[i] != "-"; i++ {
 			m.shared = m.shared || strings.HasPrefix(f[i], "shared:") || strings.HasPrefix(f[i], "master:")
@@ -105,8 +105,8 @@ func readMounts() ([]mount, error) {
 	return out, nil
 }
 
-// unescapeMountinfo undoes mountinfo's octal escapes (\040 for a space, \011, \012, \134).
-func unescapeMountinfo(s string) string {
+// UnescapeMountinfo undoes mountinfo's octal escapes (\040 for a space, \011, \012, \134).
+func UnescapeMountinfo(s string) string {
 	if !strings.Contains(s, `\`) {
 		return s
 	}

@@ -7,7 +7,7 @@ import (
 )
 
 func TestUnescapeMountinfo(t *testing.T) {
-	require.Equal(t, "/a b/c\\d", unescapeMountinfo(`/a\040b/c\134d`))
-	require.Equal(t, "/plain", unescapeMountinfo("/plain"))
-	require.Equal(t, `/trailing\04`, unescapeMountinfo(`/trailing\04`))
+	require.Equal(t, "/a b/c\\d", UnescapeMountinfo(`/a\040b/c\134d`))
+	require.Equal(t, "/plain", UnescapeMountinfo("/plain"))
+	require.Equal(t, `/trailing\04`, UnescapeMountinfo(`/trailing\04`))
 }

@@ -210,12 +210,6 @@ func TestCommandRefusesAnExecutableACommandCouldReplace(t *testing.T) {
 	require.True(t, errors.Is(untrusted("x", "y"), ErrUntrusted))
 }
 
-func TestUnescape(t *testing.T) {
-	require.Equal(t, "/a b\\c", unescape(`/a\040b\134c`))
-	require.Equal(t, `/a\9`, unescape(`/a\9`))
-	require.Equal(t, `/a\04`, unescape(`/a\04`))
-}
-
 // BenchmarkTrusted is the trust check Command makes before each launch, for a file outside /tmp.
 func BenchmarkTrusted(b *testing.B) {
 	exe := "/usr/bin/env"

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/confine-dev/confine/sandbox/launch"
 	"github.com/confine-dev/confine/sandbox/profile"
 )
 
@@ -181,7 +182,7 @@ func readMounts() []mount {
 		if len(f) < 5 {
 			continue
 		}
-		m := mount{dev: f[2], root: unescape(f[3]), point: unescape(f[4])}
+		m := mount{dev: f[2], root: launch.UnescapeMountinfo(f[3]), point: launch.UnescapeMountinfo(f[4])}
 		if sep := slices.Index(f, "-"); sep > 0 && sep+3 < len(f) && f[sep+1] == "overlay" {
 			m.layers = overlayLayers(f[sep+3])
 		}
@@ -199,29 +200,13 @@ func overlayLayers(opts string) []string {
 		switch key {
 		case "lowerdir":
 			for _, l := range strings.Split(val, ":") {
-				out = append(out, unescape(l))
+				out = append(out, launch.UnescapeMountinfo(l))
 			}
 		case "upperdir", "lowerdir+", "datadir+":
-			out = append(out, unescape(val))
+			out = append(out, launch.UnescapeMountinfo(val))
 		}
 	}
 	return out
-}
-
-// unescape undoes mountinfo's octal escapes (\040 for a space).
-func unescape(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // place is where in its file system a path may be: through mount m, m.root joined with the rest of the path.
