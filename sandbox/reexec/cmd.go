@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"syscall"
 
@@ -53,10 +54,10 @@ type Cmd struct {
 
 // Command returns a Cmd that runs argv (argv[0] is looked up on PATH by the launcher, as confine does) confined
 // by p. A policy the launcher would refuse is its refusal (report.Refusal). Start refuses (ErrUntrusted) when
-// this executable lies where a confined command could replace it: beneath
-// p's roots, /tmp, /dev/shm or a directory a profile may grant, by path or under another name (a bind mount),
-// owned by neither root nor this user, writable by anyone else, or with another hard link. `go run` and
-// `go test` build into /tmp, so a program started by them is refused: build it with `go build -o` outside.
+// this executable lies where a confined command could replace it: beneath p's roots, /tmp, /dev/shm or a
+// directory a profile may grant, by path or under another name (a bind mount, an overlay), owned by neither
+// root nor this user, writable by anyone else, or with another hard link. `go run` and `go test` build into
+// /tmp, so a program started by them is refused: build it with `go build -o` outside.
 func (p Policy) Command(argv ...string) (*Cmd, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("reexec: Command needs a command")
@@ -66,11 +67,11 @@ func (p Policy) Command(argv ...string) (*Cmd, error) {
 	}
 	// The launcher's parser first: a bad policy (a relative worktree, an empty entry, an unknown profile) is
 	// its one-line refusal (report.Refusal: usage or bad-root), before the trust check compares any root.
-	if _, _, err := cli.ParseProfiles(append(p.Args(), append([]string{"--"}, argv...)...)); err != nil {
+	flags := append(p.Args(), "--report-fd=3", "--")
+	if _, _, err := cli.ParseProfiles(slices.Concat(flags, argv)); err != nil {
 		return nil, err
 	}
-	args := append([]string{os.Args[0], Entry}, p.Args()...)
-	args = append(append(args, "--report-fd=3", "--"), argv...)
+	args := slices.Concat([]string{os.Args[0], Entry}, flags, argv)
 	// /proc/self/exe in the new process is the file this process runs, whatever is at its path since.
 	c := &Cmd{Cmd: &exec.Cmd{Path: "/proc/self/exe", Args: args}, policy: p}
 	if fi, err := os.Stat(p.Worktree); err == nil && fi.IsDir() {
@@ -85,7 +86,7 @@ func (c *Cmd) Start() error {
 	if len(c.ExtraFiles) > 0 {
 		return errors.New("reexec: Cmd.ExtraFiles must be empty: the launcher's fd 3 is the report")
 	}
-	if err := trustedSelf(c.policy, c.Env); err != nil { // here, once Env is known: the launcher's profiles read it
+	if err := trustedSelf(c.policy, c.Env); err != nil { // at Start, once Env is set: the launcher's profiles read it
 		return err
 	}
 	r, w, err := os.Pipe()
@@ -191,7 +192,7 @@ func classify(code int, sig syscall.Signal, records []byte) (*Result, error) {
 			return nil, errors.New("reexec: record " + strconv.Itoa(i+1) + " on the report descriptor is not confine's: " + err.Error())
 		}
 	}
-	exec := r.Report != nil && r.Report.Outcome == "exec"
+	ran := r.Report != nil && r.Report.Outcome == "exec" // the launcher got as far as execve
 	switch {
 	case r.ExecRecord != nil:
 		r.Reason = r.ExecRecord.Reason
@@ -203,9 +204,9 @@ func classify(code int, sig syscall.Signal, records []byte) (*Result, error) {
 		r.Kind = Refused
 	case sig == 0 && (code == launch.ExitCannotExec || code == launch.ExitNotFound) && execReasons[r.Reason]:
 		r.Kind = ExecFailed
-	case sig == 0 && code == launch.ExitRefused && !exec:
+	case sig == 0 && code == launch.ExitRefused && !ran:
 		r.Kind, r.Reason = Refused, "unknown" // confine could not even write its report
-	case !exec:
+	case !ran:
 		return nil, ErrNoReport
 	case sig == 0 && code == 0:
 		r.Kind = OK

@@ -167,10 +167,7 @@ func TestCommandRefusesAnExecutableACommandCouldReplace(t *testing.T) {
 	} else {
 		t.Logf("this test binary is not in /tmp (%s): the go test case is left to the files below", exe)
 	}
-	base, err := os.MkdirTemp("/var/tmp", "reexec-trust")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(base) })
-	require.NoError(t, os.Chmod(base, 0o755))
+	base := outsideDir(t, "reexec-trust")
 	file := func(rel string, mode os.FileMode) string {
 		p := filepath.Join(base, rel)
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
@@ -231,9 +228,7 @@ func TestCommandRunsOutput(t *testing.T) {
 	if p := Probe(); p.AutoBackend == "none" {
 		t.Skipf("nothing can confine on this host: %s", p.AutoReason)
 	}
-	wt, err := os.MkdirTemp("/var/tmp", "reexec-run")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(wt) })
+	wt := outsideDir(t, "reexec-run")
 	cmd, err := Policy{Worktree: wt}.Command("sh", "-c", "echo out; echo err >&2")
 	require.NoError(t, err)
 	out, r, err := cmd.Output()
@@ -253,9 +248,7 @@ func TestCommandRunsOutput(t *testing.T) {
 // TestAliasedThroughAnOverlay: an overlay has a device of its own, so its layers are compared by path: a layer
 // inside the worktree, or the worktree inside a layer where the executable's place is (attack review).
 func TestAliasedThroughAnOverlay(t *testing.T) {
-	base, err := os.MkdirTemp("/var/tmp", "reexec-overlay")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(base) })
+	base := outsideDir(t, "reexec-overlay")
 	wt := filepath.Join(base, "wt")
 	require.NoError(t, os.MkdirAll(wt, 0o755))
 	root := mount{dev: "0:1", root: "/", point: "/"}
@@ -270,4 +263,13 @@ func TestAliasedThroughAnOverlay(t *testing.T) {
 	require.False(t, aliased("/usr/bin/agent", ids, wt, ov(filepath.Join(wt, "up"))))
 	require.Equal(t, []string{"/l 1", "/l2", "/u", "/d"},
 		overlayLayers(`rw,lowerdir=/l\0401:/l2,upperdir=/u,workdir=/w,datadir+=/d,xino=off`))
+}
+
+// outsideDir is a fresh directory under /var/tmp, mode 0755: outside /tmp, which every confined command can write.
+func outsideDir(t *testing.T, name string) string {
+	dir, err := os.MkdirTemp("/var/tmp", name)
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	require.NoError(t, os.Chmod(dir, 0o755))
+	return dir
 }
