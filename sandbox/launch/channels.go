@@ -72,18 +72,24 @@ func channels(abi int, metadata Metadata, root, tty, pidNS, strict bool) map[str
 	} else {
 		ch.closed("caps", "not root: no capability outside the command's own user namespace")
 	}
+	// Without --tty the ioctls that make the kernel signal a terminal's foreground group are denied (seccomp.Policy's
+	// JobControl); --tty asks for a shell's job control.
+	const denied = "; TIOCSTI and TIOCLINUX are denied, and TIOCSWINSZ and TIOCSPGRP (no SIGWINCH to the " +
+		"caller's foreground group, no taking the foreground from the caller)"
+	const jobControl = "; TIOCSTI and TIOCLINUX are denied; TIOCSWINSZ and TIOCSPGRP are allowed for job control, " +
+		"so the command can resize the caller's terminal and take its foreground, as an interactive shell does"
 	switch {
 	case !tty && layer && abi > 0: // bwrap's (ABI 0) command has no controlling terminal
 		ch.closed("tty", "no terminal device is writable but the caller's terminal: its descriptors, and /dev/tty, "+
-			"which the mount layer binds to that terminal; TIOCSTI and TIOCLINUX are denied")
+			"which the mount layer binds to that terminal"+denied)
 	case !tty:
-		ch.closed("tty", "no terminal device is writable but the caller's descriptors; TIOCSTI and TIOCLINUX are denied")
+		ch.closed("tty", "no terminal device is writable but the caller's descriptors"+denied)
 	case layer:
 		ch.closed("tty", "--tty: a private devpts instance on /dev/pts: the caller's terminal only through /dev/tty "+
-			"and the descriptors, and new ptys; TIOCSTI and TIOCLINUX are denied")
+			"and the descriptors, and new ptys"+jobControl)
 	default:
 		ch.open("tty", "--tty without a mount layer grants the host's /dev/pts: the command can write to the "+
-			"caller's other terminals")
+			"caller's other terminals"+jobControl)
 	}
 	switch {
 	case abi >= 6:

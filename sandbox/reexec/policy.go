@@ -10,7 +10,7 @@ type Policy struct {
 	Profiles     []string // --profile, each: npm, pip, cargo, go, gradle, maven, yarn, pnpm, git-global, toolchains
 	Mode         string   // --mode: "workspace-write" (also when "") or "read-only"
 	Backend      string   // --backend: "auto" (also when ""), "landlock" or "bwrap"
-	TTY          bool     // --tty: the controlling terminal and new pseudo-terminals are writable
+	TTY          bool     // --tty: the controlling terminal and new pseudo-terminals are writable, job control works
 	Strict       bool     // --strict: refuse when any side channel stays open
 	NoGit        bool     // --no-git: grant no git directory found from the worktree
 	AllowInterop bool     // --allow-interop: leave WSL2's Windows interop open

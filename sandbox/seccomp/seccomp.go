@@ -1,9 +1,9 @@
 // Package seccomp builds the classic BPF filter that closes the write-class effects Landlock has no right for:
 // changing a file's mode, owner, timestamps, extended attributes or inode flags, truncate(2) by path on ABIs
-// before 3, set-ID modes for root, IPC objects and keyrings shared with the caller, and typing into the
-// terminal with TIOCSTI. Landlock cannot tell inside from outside for these, so
-// they are denied everywhere with EPERM. Compat (32-bit) and x32 system calls are denied with ENOSYS, so no
-// second syscall table can bypass the filter.
+// before 3, set-ID modes for root, IPC objects and keyrings shared with the caller, typing into the terminal
+// with TIOCSTI and, without --tty, resizing it or taking its foreground. Landlock cannot tell inside from
+// outside for these, so they are denied everywhere with EPERM. Compat (32-bit) and x32 system calls are denied
+// with ENOSYS, so no second syscall table can bypass the filter.
 //
 // The layout of struct seccomp_data and the return values come from include/uapi/linux/seccomp.h.
 package seccomp
@@ -16,7 +16,8 @@ import (
 
 // Policy says what the filter denies. The zero Policy denies what neither a mount nor a Landlock right can
 // stop, for every command: the mount API (Landlock does not mediate mount_setattr, and a root command could
-// otherwise clear the read-only mounts around the worktree), TIOCSTI and TIOCLINUX, keyring writes outside
+// otherwise clear the read-only mounts around the worktree), TIOCSTI and TIOCLINUX, TIOCSWINSZ and TIOCSPGRP
+// unless JobControl is set, keyring writes outside
 // the command's own thread, process and session keyrings, request_key (its upcall runs a program outside the
 // sandbox), and compat system calls.
 type Policy struct {
@@ -60,6 +61,12 @@ type Policy struct {
 	// include/uapi/linux/vm_sockets.h). socketpair has no vsock form (EOPNOTSUPP), and io_uring's
 	// IORING_OP_SOCKET is out of reach where NoSetID answers io_uring with ENOSYS.
 	DenyVsock bool
+	// JobControl allows jobControlIoctls (--tty): the caller asked for an interactive command, and a shell with
+	// job control resizes its terminal and hands the foreground to each job. Without it they are denied on
+	// every descriptor, since seccomp cannot tell the caller's terminal from another. Without --tty the
+	// command's terminals are the caller's (no /dev/ptmx is writable), except under bwrap, whose /dev has a
+	// private devpts: there a program that makes a pseudo-terminal of its own needs --tty for its job control.
+	JobControl bool
 }
 
 // ioctl commands denied with EPERM, from include/uapi/linux/fs.h, fsverity.h and asm-generic/ioctls.h. The
@@ -161,6 +168,15 @@ var ipcSyscalls = []sysNr{
 var alwaysIoctls = []ioctlCmd{
 	{"TIOCSTI", 0x5412},   // pushes input into the caller's terminal
 	{"TIOCLINUX", 0x541c}, // on a virtual console, subcode 2/3 pastes the selection: input again
+}
+
+// jobControlIoctls make the kernel signal the terminal's foreground process group, which is the caller's when
+// descriptors 0 to 2 are its terminal (include/uapi/asm-generic/ioctls.h; drivers/tty/tty_io.c): no Landlock
+// scope covers them, since the kernel, not the command, sends the signal.
+var jobControlIoctls = []ioctlCmd{
+	{"TIOCSWINSZ", unix.TIOCSWINSZ}, // a new window size: SIGWINCH to the foreground process group
+	// the command's own group in the foreground: the caller's next read of the terminal stops it with SIGTTIN
+	{"TIOCSPGRP", unix.TIOCSPGRP},
 }
 
 // ioUringSyscalls are denied with ENOSYS (so that libraries fall back to plain system calls) wherever metadata
@@ -282,10 +298,15 @@ func (p Policy) enosys() []sysNr {
 }
 
 func (p Policy) ioctls() []ioctlCmd {
+	var out []ioctlCmd
 	if p.Metadata || p.Supervise {
-		return append(append([]ioctlCmd{}, metadataIoctls...), alwaysIoctls...)
+		out = append(out, metadataIoctls...)
 	}
-	return alwaysIoctls
+	out = append(out, alwaysIoctls...)
+	if !p.JobControl {
+		out = append(out, jobControlIoctls...)
+	}
+	return out
 }
 
 // Denied names what the filter denies: system calls, those answered ENOSYS, those denied by an argument

@@ -2,6 +2,7 @@ package seccomp
 
 import (
 	"encoding/binary"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -101,6 +102,32 @@ func TestProgramDeniesMetadataEverywhereAndAllowsTheRest(t *testing.T) {
 		require.Equal(t, uint32(retENOSYS), run(t, prog, unix.AUDIT_ARCH_ARM, 1, 0))
 		if hasX32 {
 			require.Equal(t, uint32(retENOSYS), run(t, prog, auditArch, x32SyscallBit|unix.SYS_WRITE, 0))
+		}
+	}
+}
+
+// TestJobControlIoctlsNeedTTY: TIOCSWINSZ and TIOCSPGRP on the caller's terminal make the kernel signal the
+// caller's foreground group (issue 43, finding 2), so they are denied unless --tty asks for job control; the
+// reads beside them stay allowed either way.
+func TestJobControlIoctlsNeedTTY(t *testing.T) {
+	for _, base := range []Policy{{}, {Metadata: true}, {Supervise: true, SuperviseSignals: true}} {
+		for _, jobControl := range []bool{false, true} {
+			p := base
+			p.JobControl = jobControl
+			prog, err := p.Program()
+			require.NoError(t, err)
+			want := uint32(retEPERM)
+			if jobControl {
+				want = retAllow
+			}
+			for _, cmd := range []uint64{unix.TIOCSWINSZ, unix.TIOCSPGRP, 0xffffffff00000000 | unix.TIOCSPGRP} {
+				require.Equal(t, want, run(t, prog, auditArch, unix.SYS_IOCTL, cmd), "ioctl %#x with %+v", cmd, p)
+			}
+			for _, cmd := range []uint64{unix.TIOCGWINSZ, unix.TIOCGPGRP, unix.TCSETS} {
+				require.Equal(t, uint32(retAllow), run(t, prog, auditArch, unix.SYS_IOCTL, cmd), "ioctl %#x with %+v", cmd, p)
+			}
+			require.Equal(t, uint32(retEPERM), run(t, prog, auditArch, unix.SYS_IOCTL, 0x5412), "TIOCSTI with %+v", p)
+			require.Equal(t, !jobControl, slices.Contains(p.Denied(), "ioctl:TIOCSPGRP"), "Denied() with %+v", p)
 		}
 	}
 }

@@ -65,6 +65,8 @@ var sideOps = map[string]string{
 	"session-keyring": "(unconfined) join a new session keyring named path, run the argv in arg (JSON) with descriptors 3 and up inherited, and return its exit status and the descriptions of the keys then in that keyring",
 	"cap-status":      "the Cap* and NoNewPrivs lines of /proc/self/status",
 	"rlimit-core":     "getrlimit(RLIMIT_CORE) as soft/hard",
+	"tty-resize":      "ioctl(0, TIOCSWINSZ, 91 rows by 191 columns): the kernel sends SIGWINCH to the terminal's foreground process group",
+	"tty-foreground":  "with SIGTTOU and SIGTTIN ignored, setpgid(0, 0) and then ioctl(0, TIOCSPGRP, our process group) (tcsetpgrp), create path2, and wait until path exists (at most 30 s): data is the setpgid step's errno, if any",
 }
 
 func init() {
@@ -332,12 +334,40 @@ func doSide(op Op, stdout, stderr io.Writer) (data string, err error) {
 			}
 		}
 		return strings.Join(lines, "\n"), err
+	case "tty-resize":
+		return "", unix.IoctlSetWinsize(0, unix.TIOCSWINSZ, &unix.Winsize{Row: 91, Col: 191})
+	case "tty-foreground":
+		return ttyForeground(op.Path, op.Path2)
 	case "rlimit-core":
 		var r unix.Rlimit
 		err := unix.Getrlimit(unix.RLIMIT_CORE, &r)
 		return fmt.Sprintf("%d/%d", r.Cur, r.Max), err
 	}
 	return "", fmt.Errorf("helper: unknown side op %q", op.Op)
+}
+
+// ttyForeground puts this process in a process group of its own and that group in the foreground of the terminal on
+// descriptor 0, as a shell does for a job, so that the caller's next read of the terminal would stop it with
+// SIGTTIN. It then creates ready and waits (at most 30 s) until release exists, so that the runner can read the
+// terminal's foreground while the command still runs (when the command's session leader ends, the terminal has
+// none). The error is tcsetpgrp's; a failed setpgid (already a group leader) is only reported in data.
+func ttyForeground(release, ready string) (string, error) {
+	signal.Ignore(unix.SIGTTOU, unix.SIGTTIN)
+	var data string
+	if err := unix.Setpgid(0, 0); err != nil {
+		data = "setpgid: " + errnoName(err)
+	}
+	err := unix.IoctlSetPointerInt(0, unix.TIOCSPGRP, unix.Getpgrp())
+	if werr := writeFile(ready, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC, "ready"); werr != nil {
+		return data, werr
+	}
+	for i := 0; i < 3000; i++ {
+		if _, serr := os.Stat(release); serr == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return data, err
 }
 
 func octal(s string) uint32 {

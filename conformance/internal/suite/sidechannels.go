@@ -88,6 +88,7 @@ type scOpts struct {
 	extra []*os.File                    // descriptors 4 and up (3 is the report)
 	dir   string                        // working directory (Base when empty)
 	wrap  func(inner []string) []string // when set, runs the argv it returns for confine's own argv
+	ctty  bool                          // stdin (a terminal) becomes the controlling terminal of a new session
 }
 
 // scRun is one confine invocation's outcome.
@@ -127,6 +128,9 @@ func (m scMode) confine(t *T, flags, argv []string, o scOpts) scRun {
 		cmd.Stdin = o.stdin
 	} else {
 		cmd.Stdin = strings.NewReader("")
+	}
+	if o.ctty {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -214,6 +218,16 @@ func (m scMode) ran(t *T, r scRun) {
 	if r.results == nil {
 		t.Fatalf("%s: the command printed no results (exit %d, stdout %q)", m.name(), r.exit, r.stdout)
 	}
+}
+
+// callerTerminal is a new pseudo-terminal of 24 rows by 80 columns to stand for the caller's (see openPTY): the
+// case skips where none can be opened.
+func callerTerminal(t *T) (master, slave *os.File) {
+	master, slave, err := openPTY()
+	if err != nil {
+		t.Skipf("cannot open a pseudo-terminal here: %v", err)
+	}
+	return master, slave
 }
 
 // judge compares what the route found outside (open, with the evidence) with report.channels[channel].
@@ -775,6 +789,80 @@ var routes = []route{
 			k, _ := unix.Read(fd, buf)
 			got := string(buf[:max(k, 0)])
 			judge(t, r, "tty", strings.Contains(got, marker), fmt.Sprintf("victim terminal %s received %q", pts, got))
+		},
+	},
+	{
+		name: "tty-resize", channel: "tty",
+		title: "the command cannot resize the caller's terminal (no SIGWINCH to the caller's foreground group)",
+		rationale: "Issue 43, finding 2: with descriptors 0 to 2 on the caller's terminal, TIOCSWINSZ changes its " +
+			"size and makes the kernel send SIGWINCH to its foreground process group, the caller's: no Landlock " +
+			"scope covers a signal the kernel sends. The runner makes a new pseudo-terminal of 24 rows by 80 " +
+			"columns the controlling terminal of confine's session, as a shell's terminal is; the command sets " +
+			"91 by 191 on descriptor 0 without --tty; the runner reads the size from the master side after.",
+		expect:         []Expect{{"ABI ≥ 1", "the terminal is still 24 by 80 (seccomp denies TIOCSWINSZ without --tty)"}},
+		fallbackExpect: "the same (the filter is the same in every mode)",
+		attack: func(t *T, m scMode) {
+			master, slave := callerTerminal(t)
+			defer master.Close()
+			defer slave.Close()
+			r := m.confine(t, t.Flags(), t.HelperArgv(helper.Op{Op: "tty-resize"}), scOpts{stdin: slave, ctty: true})
+			m.ran(t, r)
+			ws, err := unix.IoctlGetWinsize(int(master.Fd()), unix.TIOCGWINSZ)
+			if err != nil {
+				t.Fatalf("TIOCGWINSZ on the master side: %v", err)
+			}
+			judge(t, r, "tty", ws.Row != 24 || ws.Col != 80, fmt.Sprintf("the terminal is %d by %d after", ws.Row, ws.Col))
+		},
+	},
+	{
+		name: "tty-foreground", channel: "tty",
+		title: "the command cannot take the caller's terminal's foreground (the caller's next read would stop it)",
+		rationale: "Issue 43, finding 2: TIOCSPGRP (tcsetpgrp) on the caller's controlling terminal puts the " +
+			"command's own process group in the foreground; the caller, left in the background, is stopped by " +
+			"SIGTTIN at its next read of the terminal. The runner makes a new pseudo-terminal the controlling " +
+			"terminal of confine's session (so its foreground is the session's group); without --tty, the command " +
+			"makes a group of its own, tries to make it the foreground and then waits; while it waits, the runner " +
+			"compares the terminal's foreground group with its session, from the master side.",
+		expect:         []Expect{{"ABI ≥ 1", "the foreground stays the session's group (seccomp denies TIOCSPGRP without --tty)"}},
+		fallbackExpect: "the same (the filter is the same in every mode)",
+		attack: func(t *T, m scMode) {
+			master, slave := callerTerminal(t)
+			defer master.Close()
+			defer slave.Close()
+			ready, release := t.WT+"/tty-ready", t.WT+"/tty-release"
+			done, seen := make(chan struct{}), make(chan string, 1)
+			go func() { // the terminal's foreground and session while the command waits, then release it
+				defer os.WriteFile(release, nil, 0o644)
+				for i := 0; i < pagerPolls*10; i++ {
+					if _, err := os.Stat(ready); err == nil {
+						fg, ferr := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPGRP)
+						sid, serr := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGSID)
+						if ferr != nil || serr != nil {
+							seen <- fmt.Sprintf("unreadable: TIOCGPGRP %v, TIOCGSID %v", ferr, serr)
+						} else {
+							seen <- fmt.Sprintf("%d %d", fg, sid)
+						}
+						return
+					}
+					select {
+					case <-done:
+						seen <- "the command never got as far as waiting"
+						return
+					case <-time.After(pagerPoll / 10):
+					}
+				}
+				seen <- "the command did not get as far as waiting in time"
+			}()
+			r := m.confine(t, t.Flags(), t.HelperArgv(helper.Op{Op: "tty-foreground", Path: release, Path2: ready}),
+				scOpts{stdin: slave, ctty: true})
+			close(done)
+			got := <-seen
+			m.ran(t, r)
+			var fg, sid int
+			if _, err := fmt.Sscanf(got, "%d %d", &fg, &sid); err != nil {
+				t.Fatalf("the terminal's foreground could not be read while the command ran: %s", got)
+			}
+			judge(t, r, "tty", fg != sid, fmt.Sprintf("foreground process group %d, session %d, while the command waited", fg, sid))
 		},
 	},
 	// 5. Signals.
