@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
 	"github.com/confine-dev/confine/sandbox/landlock"
@@ -63,4 +64,42 @@ func TestConfigAliased(t *testing.T) {
 	if r, _ := configAliased(filepath.Join(base, "gone", "ci.conf"), alias, nil); r != "" {
 		t.Errorf("a config whose directory is gone was found beneath %s", r)
 	}
+}
+
+// TestShownAt: what mountinfo says shows a file under a writable directory's other name, from a synthetic mount
+// table: a directory beneath the rule bound elsewhere (where the file lies), and an overlay with a layer in the
+// rule or a layer that holds the rule where the file is (an overlay has a device of its own, so its layers are
+// compared by path); not an unrelated bind, a layer outside, or a mount no path reaches (attack review of the npm
+// check, issue 43 finding 3: the launcher's --config check had the same gaps).
+func TestShownAt(t *testing.T) {
+	wt, none := "/work/wt", map[[2]uint64]bool{}
+	root := mount{dev: "8:1", root: "/", point: "/"}
+	bind := func(src, at string) []mount { return []mount{root, {dev: "8:1", root: src, point: at}} }
+	ov := func(layers ...string) []mount {
+		return []mount{root, {dev: "0:99", root: "/", point: "/mnt/ov", fstype: "overlay", layers: layers}}
+	}
+	for _, c := range []struct {
+		path   string
+		mounts []mount
+		want   string
+	}{
+		{"/srv/alias/ci.conf", bind(wt+"/sub", "/srv/alias"), "/srv/alias"},
+		{"/srv/alias/deep/ci.conf", bind(wt, "/srv/alias"), "/srv/alias"},
+		{"/srv/alias/ci.conf", bind("/work/other", "/srv/alias"), ""},
+		{"/mnt/ov/ci.conf", ov("/var/low", wt+"/up"), "/mnt/ov"},
+		{"/mnt/ov/wt/ci.conf", ov("/work"), "/mnt/ov"},
+		{"/mnt/ov/other/ci.conf", ov("/work"), ""},
+		{"/mnt/ov/ci.conf", ov("/var/low"), ""},
+		{"/etc/confine/ci.conf", ov(wt + "/up"), ""},
+		{"/etc/confine/ci.conf", []mount{root}, ""},
+	} {
+		require.Equal(t, c.want, shownAt(c.path, none, wt, [2]uint64{1, 1}, c.mounts), "%s through %+v", c.path, c.mounts)
+		hidden := append([]mount{}, c.mounts...)
+		hidden[len(hidden)-1].hidden = true
+		if len(hidden) > 1 {
+			require.Empty(t, shownAt(c.path, none, wt, [2]uint64{1, 1}, hidden), "%s through a hidden mount", c.path)
+		}
+	}
+	require.Equal(t, []string{"/l 1", "/l2", "/u", "/d"},
+		overlayLayers(`rw,lowerdir=/l\0401:/l2,upperdir=/u,workdir=/w,datadir+=/d,xino=off`))
 }

@@ -44,9 +44,12 @@ func checkSubmounts(roots []*pathfd.Root) error {
 // A mount is one line of /proc/self/mountinfo (Documentation/filesystems/proc.rst, 3.5).
 type mount struct {
 	id, parent string
-	point      string // the mount point, unescaped
-	rw         bool   // its per-mount options start with rw
-	shared     bool   // it has a shared: or master: tag: mounts propagate into it
+	dev        string   // the file system's major:minor (an overlay has one of its own)
+	root       string   // the directory of the file system the mount shows, unescaped
+	point      string   // the mount point, unescaped
+	layers     []string // an overlay's layer directories (overlayLayers), else none
+	rw         bool     // its per-mount options start with rw
+	shared     bool     // it has a shared: or master: tag: mounts propagate into it
 	fstype     string
 	hidden     bool // another mount covers it, or one of its parents: no path reaches it
 }
@@ -64,7 +67,8 @@ func readMounts() ([]mount, error) {
 		if len(f) < 10 {
 			return nil, msg.Err("mountinfo: malformed line ", msg.Quoted(line))
 		}
-		m := mount{id: f[0], parent: f[1], point: UnescapeMountinfo(f[4]), rw: strings.HasPrefix(f[5], "rw")}
+		m := mount{id: f[0], parent: f[1], dev: f[2], root: UnescapeMountinfo(f[3]), point: UnescapeMountinfo(f[4]),
+			rw: strings.HasPrefix(f[5], "rw")}
 		i := 6
 		for ; i < len(f) && f[i] != "-"; i++ {
 			m.shared = m.shared || strings.HasPrefix(f[i], "shared:") || strings.HasPrefix(f[i], "master:")
@@ -73,6 +77,9 @@ func readMounts() ([]mount, error) {
 			return nil, msg.Err("mountinfo: no file system type in ", msg.Quoted(line))
 		}
 		m.fstype = f[i+1]
+		if m.fstype == "overlay" && i+3 < len(f) {
+			m.layers = overlayLayers(f[i+3])
+		}
 		out = append(out, m)
 	}
 	byID, covered := map[string]*mount{}, map[string]bool{}

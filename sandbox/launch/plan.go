@@ -327,8 +327,7 @@ func (p *plan) openSockets(root int, paths []string) error {
 
 // configOutside refuses (usage) the --config file at path (its kernel name; "" for none) where the command
 // could rewrite it for the next launch: a rule's file, or beneath a rule's directory (each rule grants writes),
-// by path; or, by identity, where a rule's directory or a mount beneath one shows the file's directory or one of
-// its ancestors under another name (a bind mount: configAliased).
+// by path; or where a rule's directory shows it under another name (a bind mount or an overlay: configAliased).
 func (p *plan) configOutside(path string) error {
 	if path == "" {
 		return nil
@@ -341,39 +340,29 @@ func (p *plan) configOutside(path string) error {
 	mounts, _ := readMounts() // none where /proc is missing: the rules' own identities are still compared
 	if r, shown := configAliased(path, p.rules, mounts); r != "" {
 		return report.Refuse(report.Usage, "--config ", path, " is shown beneath ", r, " at ", shown,
-			" (a bind mount), which the command can write: keep it outside")
+			" (a bind mount or an overlay), which the command can write: keep it outside")
 	}
 	return nil
 }
 
 // configAliased walks up ".." from the directory of the --config file at path, by descriptor, and collects the
-// identity (st_dev, st_ino) of each directory on the way, up to the root. It returns the first directory rule,
-// and where beneath it, that shows one of them under another name: the rule's directory itself, or a reachable
-// mount (mounts, from mountinfo) whose mount point lies beneath it. The command can write the file there. It
-// returns "" where none does, or where the walk cannot start (the file's directory is gone: the parser has read
-// the file already, so the launch then refuses on its own later, or runs with a config no path reaches).
+// identity (st_dev, st_ino) of each directory on the way, up to the root. It returns the first directory rule
+// that shows the file under another name (shownAt, with mounts from mountinfo), and where. It returns "" where
+// none does, or where the walk cannot start (the file's directory is gone: the parser has read the file
+// already, so the launch then refuses on its own later, or runs with a config no path reaches).
 func configAliased(path string, rules []landlock.Rule, mounts []mount) (rule, shown string) {
 	var ids map[[2]uint64]bool
 	if fd, err := unix.Open(filepath.Dir(path), unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
 		ids, _ = ancestorIDs(fd) // what the walk reached, where it stopped early
 		unix.Close(fd)
 	}
-	shows := func(p string) bool {
-		var st unix.Stat_t
-		return unix.Stat(p, &st) == nil && ids[[2]uint64{st.Dev, st.Ino}]
-	}
 	for _, r := range rules {
-		if !r.Dir {
+		var st unix.Stat_t
+		if !r.Dir || unix.Fstat(r.FD, &st) != nil {
 			continue
 		}
-		var st unix.Stat_t
-		if unix.Fstat(r.FD, &st) == nil && ids[[2]uint64{st.Dev, st.Ino}] {
-			return r.Path, r.Path
-		}
-		for _, m := range mounts {
-			if !m.hidden && strings.HasPrefix(m.point, r.Path+"/") && shows(m.point) {
-				return r.Path, m.point
-			}
+		if at := shownAt(path, ids, r.Path, [2]uint64{st.Dev, st.Ino}, mounts); at != "" {
+			return r.Path, at
 		}
 	}
 	return "", ""

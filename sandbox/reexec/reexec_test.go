@@ -245,26 +245,6 @@ func TestCommandRunsOutput(t *testing.T) {
 	require.Equal(t, "out\nerr\n", string(out))
 }
 
-// TestAliasedThroughAnOverlay: an overlay has a device of its own, so its layers are compared by path: a layer
-// inside the worktree, or the worktree inside a layer where the executable's place is (attack review).
-func TestAliasedThroughAnOverlay(t *testing.T) {
-	base := outsideDir(t, "reexec-overlay")
-	wt := filepath.Join(base, "wt")
-	require.NoError(t, os.MkdirAll(wt, 0o755))
-	root := mount{dev: "0:1", root: "/", point: "/"}
-	ov := func(layers ...string) []mount {
-		return []mount{root, {dev: "0:99", root: "/", point: "/mnt/ov", layers: layers}}
-	}
-	ids := map[[2]uint64]bool{}
-	require.True(t, aliased("/mnt/ov/agent", ids, wt, ov(filepath.Join(base, "low"), filepath.Join(wt, "up"))))
-	require.True(t, aliased("/mnt/ov/wt/agent", ids, wt, ov(base)))
-	require.False(t, aliased("/mnt/ov/other/agent", ids, wt, ov(base)))
-	require.False(t, aliased("/mnt/ov/agent", ids, wt, ov(filepath.Join(base, "low"))))
-	require.False(t, aliased("/usr/bin/agent", ids, wt, ov(filepath.Join(wt, "up"))))
-	require.Equal(t, []string{"/l 1", "/l2", "/u", "/d"},
-		overlayLayers(`rw,lowerdir=/l\0401:/l2,upperdir=/u,workdir=/w,datadir+=/d,xino=off`))
-}
-
 // outsideDir is a fresh directory under /var/tmp, mode 0755: outside /tmp, which every confined command can write.
 func outsideDir(t *testing.T, name string) string {
 	dir, err := os.MkdirTemp("/var/tmp", name)

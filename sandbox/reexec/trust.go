@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -85,11 +84,8 @@ func trusted(exe string, p Policy, env []string) error {
 			break
 		}
 	}
-	mounts := readMounts()
-	for i, dir := range grants {
-		if dir != "" && aliased(exe, ids, dir, mounts) {
-			return untrusted(exe, "it lies beneath "+dir+" under another name (a bind mount or an overlay): "+why(i, dir))
-		}
+	if i := launch.ShownBeneath(exe, ids, grants); i >= 0 {
+		return untrusted(exe, "it lies beneath "+grants[i]+" under another name (a bind mount or an overlay): "+why(i, grants[i]))
 	}
 	uid := uint32(os.Getuid())
 	for d := exe; ; d = filepath.Dir(d) {
@@ -160,108 +156,4 @@ func realOr(dir string) string {
 // within says whether p is dir or beneath it (both absolute and clean).
 func within(p, dir string) bool {
 	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
-}
-
-// mount is one line of /proc/self/mountinfo (proc(5)): the file system's device, the directory of it the
-// mount shows (root) and where (point), octal escapes undone.
-type mount struct {
-	dev, root, point string
-	layers           []string // an overlay's lowerdir, upperdir and data layers (its super options), else none
-}
-
-// readMounts returns /proc/self/mountinfo's mounts, or none where it cannot be read (the identities are still
-// compared).
-func readMounts() []mount {
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return nil
-	}
-	var out []mount
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 5 {
-			continue
-		}
-		m := mount{dev: f[2], root: launch.UnescapeMountinfo(f[3]), point: launch.UnescapeMountinfo(f[4])}
-		if sep := slices.Index(f, "-"); sep > 0 && sep+3 < len(f) && f[sep+1] == "overlay" {
-			m.layers = overlayLayers(f[sep+3])
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
-// overlayLayers returns the layer directories an overlay's super options name (lowerdir=A:B, lowerdir+=A,
-// upperdir=U, datadir+=D; Documentation/filesystems/overlayfs.rst), octal escapes undone.
-func overlayLayers(opts string) []string {
-	var out []string
-	for _, o := range strings.Split(opts, ",") {
-		key, val, _ := strings.Cut(o, "=")
-		switch key {
-		case "lowerdir":
-			for _, l := range strings.Split(val, ":") {
-				out = append(out, launch.UnescapeMountinfo(l))
-			}
-		case "upperdir", "lowerdir+", "datadir+":
-			out = append(out, launch.UnescapeMountinfo(val))
-		}
-	}
-	return out
-}
-
-// place is where in its file system a path may be: through mount m, m.root joined with the rest of the path.
-type place struct{ dev, path string }
-
-// placesOf returns p's places through every mount on its way (a mount stacked over another counts too: this
-// errs toward refusing).
-func placesOf(p string, mounts []mount) []place {
-	var out []place
-	for _, m := range mounts {
-		if within(p, m.point) {
-			rel, _ := filepath.Rel(m.point, p)
-			out = append(out, place{m.dev, filepath.Join(m.root, rel)})
-		}
-	}
-	return out
-}
-
-// aliased says whether the executable at exe, whose ancestors have the identities ids, is dir's or beneath it
-// under another name: dir itself is one of them (dir shown at a second path), a mount shows dir or a directory
-// beneath it elsewhere, or a mount beneath dir shows the executable's directory. dir that does not exist
-// shows nothing.
-func aliased(exe string, ids map[[2]uint64]bool, dir string, mounts []mount) bool {
-	var st unix.Stat_t
-	if unix.Stat(dir, &st) != nil {
-		return false
-	}
-	if ids[[2]uint64{st.Dev, st.Ino}] {
-		return true
-	}
-	regions := placesOf(dir, mounts)
-	for _, m := range mounts {
-		if within(m.point, dir) {
-			regions = append(regions, place{m.dev, m.root})
-		}
-	}
-	for _, p := range placesOf(exe, mounts) {
-		for _, r := range regions {
-			if r.dev == p.dev && within(p.path, r.path) {
-				return true
-			}
-		}
-	}
-	// An overlay has a device of its own: what shows through it is its layers' files (attack review), so a
-	// layer inside dir, or the executable's place in a layer that dir holds, is dir's too.
-	for _, m := range mounts {
-		if !within(exe, m.point) {
-			continue
-		}
-		rel, _ := filepath.Rel(m.point, exe)
-		for _, l := range m.layers {
-			if filepath.IsAbs(l) && (within(l, dir) || within(filepath.Join(l, rel), dir)) {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -139,6 +139,8 @@ func TestExpectationsMatchNeeds(t *testing.T) {
 			case c.Family() == "deputy" && got.Outcome == expect.Skip:
 				// This env is the unprivileged pass's (Root false): a route only root can build skips.
 				assert.True(t, strings.HasPrefix(got.Why, "needs root: "), "%s under bwrap: a deputy SKIP here must be 'needs root: …', got %q", c.ID, got.Why)
+			case got.Outcome == expect.Skip && strings.HasPrefix(got.Why, "needs root: "):
+				// This env is the unprivileged pass's: a case whose setup only root can make says so.
 			case got.Outcome == expect.Skip && strings.HasPrefix(got.Why, "requires git >= "):
 				// a case that needs a newer git than the machines of the matrix carry (git-worktree/parity-reftable)
 			default:
@@ -163,6 +165,8 @@ func TestExpectationsMatchNeeds(t *testing.T) {
 			// As above: the unprivileged pass cannot build a route that needs root (a device node), and says so.
 			assert.True(t, strings.HasPrefix(avail.Why, "needs root: ") || strings.HasPrefix(avail.Why, "open and reported: "),
 				"%s: a deputy SKIP must be 'needs root: …' or 'open and reported: …', got %q", c.ID, avail.Why)
+		case avail.Outcome == expect.Skip && strings.HasPrefix(avail.Why, "needs root: "):
+			// As above: the unprivileged pass cannot make what only root can, and says so.
 		case c.Needs.HostOnly != "":
 			// Checked above: a host-only case skips in every guest.
 		case c.Needs.NoLandlk || contains(c.Needs.Tools, "git") || contains(c.Needs.Tools, "bwrap"):

@@ -2,7 +2,10 @@ package suite
 
 import (
 	"os"
+	"runtime"
 	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/confine-dev/confine/conformance/internal/helper"
 	"github.com/confine-dev/confine/conformance/internal/kabi"
@@ -113,6 +116,29 @@ var failClosedCases = []Case{{
 			}
 		}
 	},
+}, {
+	ID:    "fail-closed/config-aliased",
+	Title: "a --config file that a writable root shows under another name (a bind mount, an overlay) is refused: 125, usage",
+	Rationale: "A --config file the command can rewrite sets the next launch's policy: one confined run would " +
+		"widen every later one. A file beneath a writable root is refused by path; the same file reached under " +
+		"another name must be refused too. In a mount namespace of its own, the case shows the worktree, a " +
+		"directory of it, and an overlay whose upper layer is in it at paths outside, and binds the config's own " +
+		"directory into the worktree; a --config file at each of those paths must be refused (125, reason usage, " +
+		"nothing run), and the same file at a path nothing shows elsewhere must run the command (the control). " +
+		"The subdirectory's bind and the overlay passed the check before (issue 43, finding 3's gaps in the " +
+		"launcher's own check).",
+	Expect: []Expect{{"any", "each alias: exit 125, reason usage, no sentinel; the control runs (where a mount " +
+		"namespace can be made: root; the overlay where the kernel has overlayfs)"}},
+	Needs: Needs{Confined: true}, // the control runs the command
+	Setup: func(t *T) {
+		t.Mkdir(t.Base+"/etc", t.Base+"/low", t.Base+"/ovwork", t.Base+"/alias-wt", t.Base+"/alias-sub",
+			t.Base+"/merged", t.WT+"/sub", t.WT+"/up", t.WT+"/etc-in")
+		for _, dir := range []string{t.Base + "/etc", t.WT + "/sub", t.WT + "/up"} {
+			t.WriteFile(dir+"/ci.conf", "--no-git\n", 0o644)
+		}
+		t.Unwatch(t.Base + "/ovwork") // the overlay's work directory, which the kernel writes
+	},
+	Run: configAliasedRun,
 }, {
 	ID:    "fail-closed/usage",
 	Title: "malformed invocations are refused before anything runs: 125, usage",
@@ -404,4 +430,55 @@ func keys[V any](m map[string]V) map[string]bool {
 		out[k] = true
 	}
 	return out
+}
+
+// configAliasedRun is fail-closed/config-aliased's run. Its mounts are made in a mount namespace of this thread's
+// own (unshare(CLONE_NEWNS), private from the start so that nothing propagates out), and confine is started from
+// this thread, so it inherits them; the thread stays locked and ends with the case, and the namespace with it.
+func configAliasedRun(t *T) {
+	if os.Geteuid() != 0 {
+		t.Skipf("needs root: a bind mount in a mount namespace of the runner's own (one thread of a Go program " +
+			"cannot enter a user namespace); the check is the launcher's plan, the same code for every caller")
+	}
+	runtime.LockOSThread() // never unlocked: the thread, and the namespace, end with the case's goroutine
+	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+		t.Skipf("no mount namespace can be made here: %v", err)
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		t.Fatalf("make the mount namespace private: %v", err)
+	}
+	bind := func(src, at string) {
+		if err := unix.Mount(src, at, "", unix.MS_BIND, ""); err != nil {
+			t.Fatalf("bind %s at %s: %v", src, at, err)
+		}
+	}
+	run := func(what, conf string) Run {
+		return t.Confine(t.Flags("--config", conf), t.HelperArgv(opArg("create", t.WT+"/sentinel", "x")), Opts{})
+	}
+	if r := run("control", t.Base+"/etc/ci.conf"); r.Report == nil || r.Report.Outcome != "exec" {
+		t.Fatalf("control: --config %s/etc/ci.conf, shown nowhere else, did not run the command: exit %d, report %q",
+			t.Base, r.Exit, r.ReportRaw)
+	}
+	os.Remove(t.WT + "/sentinel")
+	refused := func(what, conf string) {
+		r := run(what, conf)
+		checkRefused(t, what, r, t.WT+"/sentinel")
+		if r.Report == nil || r.Report.Outcome != "refused" || r.Report.Reason != "usage" {
+			t.Errorf("%s: --config %s: report %q, want outcome refused, reason usage", what, conf, r.ReportRaw)
+		}
+	}
+	bind(t.WT, t.Base+"/alias-wt")
+	refused("the worktree bound outside", t.Base+"/alias-wt/sub/ci.conf")
+	bind(t.WT+"/sub", t.Base+"/alias-sub")
+	refused("a directory of the worktree bound outside", t.Base+"/alias-sub/ci.conf")
+	opts := "lowerdir=" + t.Base + "/low,upperdir=" + t.WT + "/up,workdir=" + t.Base + "/ovwork"
+	if err := unix.Mount("overlay", t.Base+"/merged", "overlay", 0, opts); err != nil {
+		// ENODEV: no overlayfs in this kernel (a module the guest does not load); EINVAL: the scratch directory's
+		// file system cannot be an upper layer (an overlay itself, in a container).
+		t.Logf("overlay: cannot mount one here (%v): that alias is not tried", err)
+	} else {
+		refused("an overlay whose upper layer is in the worktree", t.Base+"/merged/ci.conf")
+	}
+	bind(t.Base+"/etc", t.WT+"/etc-in")
+	refused("the config's directory bound into the worktree", t.Base+"/etc/ci.conf")
 }
