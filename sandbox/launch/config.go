@@ -26,6 +26,9 @@ const (
 type Config struct {
 	Worktree string   // absolute, clean; required in WorkspaceWrite
 	Allow    []string // more writable roots: directories or single files
+	// Protect are paths beneath the writable roots held read-only (--protect): the mount layer binds each onto
+	// itself, as the repository's own git metadata; a launch without a mount layer is refused.
+	Protect []string
 	// AllowSocket are pathname unix sockets the command may connect to (a connect-only rule each, ABI 9).
 	AllowSocket []string
 	Mode        Mode

@@ -89,6 +89,7 @@ type Decision struct {
 	layerWhy error // why the mount layer is missing (HostShape.Layer), for the warnings and the interop refusal
 	euid     int
 	strict   bool
+	protect  bool // --protect paths: only a mount layer holds them
 	tty      bool
 	terminal bool // HostShape.Terminal
 	channels bool // the channels are worked out: a report is wanted, or --strict
@@ -108,7 +109,7 @@ func wantsBwrap(b Backend, st landlock.Status) bool {
 // under bwrap, whose mount layer cannot close it.
 func Decide(cfg Config, h HostShape) Decision {
 	st := h.Landlock
-	d := Decision{layerWhy: h.Layer, euid: h.EUID, strict: cfg.Strict, tty: cfg.TTY, terminal: h.Terminal,
+	d := Decision{layerWhy: h.Layer, euid: h.EUID, strict: cfg.Strict, protect: len(cfg.Protect) > 0, tty: cfg.TTY, terminal: h.Terminal,
 		channels: cfg.ReportFD >= 0 || cfg.Strict}
 	if h.WSL == WSL1 { // refused before Landlock is asked: the report says "unknown"
 		d.Refusal = report.Refuse(report.WSL1, "WSL1 is not a Linux kernel and has no Landlock: use WSL2")
@@ -168,9 +169,10 @@ type Guard struct {
 	Warnings []string                  // what the ABI, the metadata mechanism or the backend leave undone (warnings)
 	Instead  string                    // why the mount layer is missing and what is done instead, or ""
 	Interop  string                    // WSL2's interop warning (interopWarning), or ""
-	// InteropRefusal refuses before anything of the guard is reported: WSL2 interop is on and this strategy has no
-	// mount layer to close it in. StrictRefusal is --strict's, for an open channel.
-	InteropRefusal, StrictRefusal error
+	// LayerRefusal refuses before anything of the guard is reported: the launch needs a mount layer and this
+	// strategy has none (WSL2 interop is on, and only the layer closes it; --protect paths, which only the layer
+	// holds). StrictRefusal is --strict's, for an open channel.
+	LayerRefusal, StrictRefusal error
 }
 
 // noTTYWarning is the warning for a caller whose terminal is on descriptors 0 to 2 and who did not pass --tty,
@@ -191,8 +193,12 @@ func noTTYWarning(bwrap bool) string {
 func (d *Decision) Guard(k Strategy) Guard {
 	metadata := k.Metadata()
 	g := Guard{Metadata: metadata, PIDNS: k == PIDNSChild || k == BwrapChild}
-	if d.CloseInterop && metadata != MetadataMountLayer {
-		g.InteropRefusal = interopRefusal(errText(d.layerWhy))
+	switch {
+	case metadata == MetadataMountLayer:
+	case d.CloseInterop:
+		g.LayerRefusal = interopRefusal(errText(d.layerWhy))
+	case d.protect:
+		g.LayerRefusal = protectRefusal(errText(d.layerWhy))
 	}
 	g.Policy = policy(d.ABI, metadata, d.strict)
 	g.Policy.DenyVsock = d.CloseInterop || d.Interop == interopStateDisabled

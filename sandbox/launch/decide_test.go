@@ -42,7 +42,10 @@ type row struct {
 	open    []string // the first strategy's open channels; nil: not checked
 }
 
-var auto = Config{Mode: WorkspaceWrite, Backend: Auto, ReportFD: 3}
+var (
+	auto    = Config{Mode: WorkspaceWrite, Backend: Auto, ReportFD: 3}
+	protect = Config{Mode: WorkspaceWrite, Backend: Auto, ReportFD: 3, Protect: []string{"/w/.vscode"}}
+)
 
 // decisionTable is the decision per host shape. Read a row as: on this host, this config tries these strategies
 // in order; the first the host allows runs (and where HostShape already says what the host refuses, it is the
@@ -92,6 +95,12 @@ var decisionTable = map[string]row{
 	"wsl2-abi3-interop-on-no-layer":      {cfg: auto, host: HostShape{EUID: user, WSL: WSL2, Interop: InteropEnabled, Landlock: abi(3), Layer: nsBlocked}, order: []Strategy{Supervised, SeccompDeny}, refusal: report.WSL2Interop},
 	"wsl2-absent-bwrap-interop-on":       {cfg: auto, host: HostShape{EUID: user, WSL: WSL2, Interop: InteropEnabled, Landlock: absent, Bwrap: "/usr/bin/bwrap"}, refusal: report.WSL2Interop},
 	"wsl2-absent-bwrap-interop-off":      {cfg: auto, host: HostShape{EUID: user, WSL: WSL2, Interop: InteropDisabled, Landlock: absent, Bwrap: "/usr/bin/bwrap"}, order: []Strategy{BwrapChild}},
+	// --protect: only a mount layer holds a path beneath a writable root read-only, so where there is none the
+	// first strategy's guard refuses; where there is one (the layered child, bwrap) it runs.
+	"protect-user-abi4-layer":    {cfg: protect, host: HostShape{EUID: user, Landlock: abi(4)}, order: []Strategy{PIDNSChild, UserChild, Supervised, SeccompDeny}},
+	"protect-user-abi4-no-layer": {cfg: protect, host: HostShape{EUID: user, Landlock: abi(4), Layer: mountsDenied}, order: []Strategy{Supervised, SeccompDeny}, refusal: report.ProtectUnavailable},
+	"protect-root-abi7-no-layer": {cfg: protect, host: HostShape{EUID: 0, Landlock: abi(7), Layer: nsBlocked, Listener: listenerHeld}, order: []Strategy{SeccompDeny}, refusal: report.ProtectUnavailable},
+	"protect-absent-bwrap":       {cfg: protect, host: HostShape{EUID: user, Landlock: absent, Bwrap: "/usr/bin/bwrap"}, order: []Strategy{BwrapChild}},
 }
 
 // TestDecisionTable checks each host shape's decision: the order, or the refusal; and the first strategy's
@@ -118,13 +127,13 @@ func TestDecisionTable(t *testing.T) {
 				t.Fatalf("metadata %s for %s", g.Metadata, d.Order[0])
 			}
 			if c.refusal != "" {
-				if report.ReasonOf(g.InteropRefusal) != c.refusal {
-					t.Fatalf("the first strategy's guard refuses with %v, want reason %q", g.InteropRefusal, c.refusal)
+				if report.ReasonOf(g.LayerRefusal) != c.refusal {
+					t.Fatalf("the first strategy's guard refuses with %v, want reason %q", g.LayerRefusal, c.refusal)
 				}
 				return
 			}
-			if g.InteropRefusal != nil || g.StrictRefusal != nil {
-				t.Fatalf("the guard refuses: %v %v", g.InteropRefusal, g.StrictRefusal)
+			if g.LayerRefusal != nil || g.StrictRefusal != nil {
+				t.Fatalf("the guard refuses: %v %v", g.LayerRefusal, g.StrictRefusal)
 			}
 			if got := openChannels(g.Channels); c.open != nil && !slices.Equal(got, c.open) {
 				t.Fatalf("open channels %v, want %v", got, c.open)
@@ -239,7 +248,7 @@ func TestProbeAndRunAgree(t *testing.T) {
 			pg, rg := probe.Guard(ran), run.Guard(ran)
 			if pg.Metadata != rg.Metadata || !slices.Equal(pg.Policy.Denied(), rg.Policy.Denied()) ||
 				!slices.Equal(openChannels(pg.Channels), openChannels(rg.Channels)) || !slices.Equal(pg.Warnings, rg.Warnings) ||
-				(pg.InteropRefusal == nil) != (rg.InteropRefusal == nil) {
+				(pg.LayerRefusal == nil) != (rg.LayerRefusal == nil) {
 				t.Fatalf("guards differ:\nprobe %+v\nrun   %+v", pg, rg)
 			}
 			if (pg.Instead == "") != (rg.Instead == "") || !strings.HasPrefix(rg.Instead, ErrLayerUnavailable.Error()) && rg.Instead != "" {

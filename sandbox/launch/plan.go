@@ -270,6 +270,9 @@ func (p *plan) open(cfg Config, root int) error {
 			p.gitGaps = append(p.gitGaps, "--no-git: "+wt.Path+"/.git is not guarded")
 		}
 	}
+	if err := p.openProtected(root, cfg.Protect); err != nil {
+		return err
+	}
 	if err := p.configOutside(cfg.ConfigFile); err != nil {
 		return err
 	}

@@ -78,7 +78,7 @@ func Probe(f Facts, s System) report.Probe {
 	g := d.Guard(d.Order[0])
 	probeGuard(&p, &d, g)
 	// A run without --allow-interop: WSL2's interop is closed in the mount layer, refused without one.
-	if g.InteropRefusal != nil {
+	if g.LayerRefusal != nil {
 		p.AutoBackend, p.AutoReason = "none", interopProbeRefusal+p.MetadataWhy
 	} else if d.CloseInterop {
 		p.AutoReason += "; WSL2 interop is closed inside the sandbox (channel wsl-interop)"

@@ -113,8 +113,8 @@ func (r *runner) learn(k Strategy, err error) bool {
 
 // guard applies g to the launch: its refusals, the report's guard fields (fillGuard), and the seccomp program.
 func (r *runner) guard(g Guard) ([]unix.SockFilter, error) {
-	if g.InteropRefusal != nil {
-		return nil, g.InteropRefusal
+	if g.LayerRefusal != nil {
+		return nil, g.LayerRefusal
 	}
 	prog, err := g.Policy.Program()
 	if err != nil {

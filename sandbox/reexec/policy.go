@@ -7,6 +7,7 @@ type Policy struct {
 	Worktree     string   // --worktree: absolute; required unless Mode is "read-only"
 	Allow        []string // --allow, each: more writable roots, directories or single files
 	AllowSocket  []string // --allow-socket, each: pathname unix sockets the command may connect to
+	Protect      []string // --protect, each: paths beneath the writable roots held read-only (needs a mount layer)
 	Profiles     []string // --profile, each: npm, pip, cargo, go, gradle, maven, yarn, pnpm, git-global, toolchains
 	Mode         string   // --mode: "workspace-write" (also when "") or "read-only"
 	Backend      string   // --backend: "auto" (also when ""), "landlock" or "bwrap"
@@ -32,6 +33,7 @@ func (p Policy) Args() []string {
 	}
 	add("allow", p.Allow...) // an empty entry is passed on, for the CLI to refuse
 	add("allow-socket", p.AllowSocket...)
+	add("protect", p.Protect...)
 	add("profile", p.Profiles...)
 	for _, s := range []struct {
 		on   bool

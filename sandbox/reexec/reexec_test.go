@@ -28,7 +28,8 @@ var fixtures = map[string]Policy{
 	"every-flag.conf": {Worktree: "/var/tmp/reexec-fixture/wt",
 		Allow:       []string{"/var/tmp/reexec-fixture/a", "/var/tmp/reexec-fixture/b"},
 		AllowSocket: []string{"/var/tmp/reexec-fixture/agent.sock"}, Profiles: []string{"pip", "cargo"},
-		Mode: "workspace-write", Backend: "landlock", TTY: true, Strict: true, NoGit: true, AllowInterop: true},
+		Protect: []string{"/var/tmp/reexec-fixture/wt/.vscode", "/var/tmp/reexec-fixture/wt/.envrc"},
+		Mode:    "workspace-write", Backend: "landlock", TTY: true, Strict: true, NoGit: true, AllowInterop: true},
 	"read-only.conf": {Mode: "read-only", Backend: "bwrap"},
 }
 
@@ -63,7 +64,7 @@ func TestPolicyArgsCoverEveryField(t *testing.T) {
 	base := Policy{Worktree: "/w"}
 	zeroCfg, zeroProfiles, err := cli.ParseProfiles(append(base.Args(), "--", "true"))
 	require.NoError(t, err)
-	values := map[string]any{"Worktree": "/v", "Allow": []string{"/a"}, "AllowSocket": []string{"/s"},
+	values := map[string]any{"Worktree": "/v", "Allow": []string{"/a"}, "AllowSocket": []string{"/s"}, "Protect": []string{"/w/p"},
 		"Profiles": []string{"npm"}, "Mode": "read-only", "Backend": "bwrap"}
 	typ := reflect.TypeOf(base)
 	for i := range typ.NumField() {

@@ -34,6 +34,7 @@ const (
 	BackendUnavailable Reason = "backend-unavailable"
 	WSL1               Reason = "wsl1"
 	WSL2Interop        Reason = "wsl2-interop"
+	ProtectUnavailable Reason = "protect-unavailable" // --protect, where no mount layer can be had
 	Ruleset            Reason = "ruleset"
 	Seccomp            Reason = "seccomp"
 	CommandNotFound    Reason = "command-not-found"      // exit 127
@@ -142,6 +143,9 @@ type Report struct {
 	Command  []string           `json:"command"`
 	Warnings []string           `json:"warnings"`
 
+	// Protected are the --protect paths the mount layer holds read-only (omitted where none was asked).
+	Protected []string `json:"protected,omitempty"`
+
 	// WSLInterop is, on WSL2 only, what became of Windows interop: disabled (WSL's setting), closed (inside
 	// the sandbox) or allowed (--allow-interop); omitted elsewhere.
 	WSLInterop string `json:"wsl_interop,omitempty"`
@@ -202,6 +206,9 @@ func (r *Report) Marshal() []byte {
 	appendChannels(o, r.Channels)
 	o.strs("command", r.Command)
 	o.strs("warnings", r.Warnings)
+	if len(r.Protected) > 0 {
+		o.strs("protected", r.Protected)
+	}
 	if r.WSLInterop != "" {
 		o.str("wsl_interop", r.WSLInterop)
 	}

@@ -31,7 +31,7 @@ var launchCases = map[string][]string{
 	"boundary": {
 		"write-inside", "write-outside-denied", "fifo-outside", "write-outside-landlock-only",
 		"shell-outside-denied", "metadata-denied", "metadata-fallback", "reads-unrestricted", "tmp-writable",
-		"read-only-mode", "allow-roots",
+		"read-only-mode", "allow-roots", "protect", "protect-fallback",
 	},
 	"toctou-symlink-swap": {
 		"root-swap", "component-swap", "gitfile-swap", "symlink-inside", "metadata-swap", "metadata-swap-fallback",

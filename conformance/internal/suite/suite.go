@@ -65,7 +65,7 @@ var Families = []string{"boundary", "toctou-symlink-swap", "abi-negotiation", "d
 // All returns every case, in catalogue order: the order of Families, then the order each family file gives.
 func All() []Case {
 	var all []Case
-	for _, f := range [][]Case{boundaryCases, toctouCases, abiCases, devNullCases, failClosedCases, gitCases, gitParityCases, gitMetadataCases, passthroughCases, sideChannelsCases, workflowCases, toolchainsCases, wslInteropCases, deputyCases, workloadsCases()} {
+	for _, f := range [][]Case{boundaryCases, protectCases, toctouCases, abiCases, devNullCases, failClosedCases, gitCases, gitParityCases, gitMetadataCases, passthroughCases, sideChannelsCases, workflowCases, toolchainsCases, wslInteropCases, deputyCases, workloadsCases()} {
 		all = append(all, f...)
 	}
 	return all

@@ -169,22 +169,23 @@ type Run struct {
 
 // Report is confine's --report-fd JSON (schema confine.report/v1, sandbox/README.md).
 type Report struct {
-	Schema   string                   `json:"schema"`
-	Outcome  string                   `json:"outcome"`
-	Reason   string                   `json:"reason"`
-	Error    string                   `json:"error"`
-	Mode     string                   `json:"mode"`
-	Backend  string                   `json:"backend"`
-	Metadata string                   `json:"metadata"` // mount-layer, supervisor or seccomp-deny (absent from older launchers: seccomp-deny)
-	ABI      int                      `json:"abi"`
-	Errata   uint64                   `json:"errata"`
-	Landlock string                   `json:"landlock"`
-	Handled  []string                 `json:"handled"`
-	Rules    []Rule                   `json:"rules"`
-	Seccomp  []string                 `json:"seccomp"`
-	Command  []string                 `json:"command"`
-	Warnings []string                 `json:"warnings"`
-	Channels map[string]ChannelStatus `json:"channels"`
+	Schema    string                   `json:"schema"`
+	Outcome   string                   `json:"outcome"`
+	Reason    string                   `json:"reason"`
+	Error     string                   `json:"error"`
+	Mode      string                   `json:"mode"`
+	Backend   string                   `json:"backend"`
+	Metadata  string                   `json:"metadata"`  // mount-layer, supervisor or seccomp-deny (absent from older launchers: seccomp-deny)
+	Protected []string                 `json:"protected"` // the --protect paths held read-only
+	ABI       int                      `json:"abi"`
+	Errata    uint64                   `json:"errata"`
+	Landlock  string                   `json:"landlock"`
+	Handled   []string                 `json:"handled"`
+	Rules     []Rule                   `json:"rules"`
+	Seccomp   []string                 `json:"seccomp"`
+	Command   []string                 `json:"command"`
+	Warnings  []string                 `json:"warnings"`
+	Channels  map[string]ChannelStatus `json:"channels"`
 }
 
 // MountLayer reports whether confine closed metadata changes with read-only mounts (then allowed inside the

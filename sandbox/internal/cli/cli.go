@@ -24,7 +24,7 @@ import (
 var Version = "dev"
 
 // Usage is printed by --help.
-const Usage = `usage: confine [--worktree DIR] [--allow PATH]... [--allow-socket PATH]... [--profile NAME[,NAME]]... [--config FILE]
+const Usage = `usage: confine [--worktree DIR] [--allow PATH]... [--allow-socket PATH]... [--protect PATH]... [--profile NAME[,NAME]]... [--config FILE]
                [--mode workspace-write|read-only] [--backend auto|landlock|bwrap] [--report-fd N] [--tty]
                [--strict] [--no-git] [--allow-interop] -- CMD [ARGS...]
        confine probe [--json] [--worktree DIR]
@@ -37,6 +37,8 @@ CMD's own status. --strict refuses (125) if any side channel stays open on this 
 global config: code later git runs execute), or toolchains for all but git-global. --config FILE reads flags from FILE, one per line (# comments); the command line wins.
 --allow-socket PATH lets CMD connect to the pathname unix socket PATH (an ssh-agent's or gpg-agent's), which
 Landlock ABI 9 (Linux 7.1) and later deny outside the writable roots; it grants no write.
+--protect PATH keeps PATH, an existing file or directory beneath a writable root (.vscode, .envrc), read-only
+(a read-only bind mount: refused where confine can build no mount layer).
 On WSL2, Windows interop is closed inside the sandbox; --allow-interop leaves it open (reported).
 `
 
@@ -166,7 +168,9 @@ type invocation struct {
 }
 
 // adds says whether flag name may be given more than once, each adding to the last.
-func adds(name string) bool { return name == "allow" || name == "allow-socket" || name == "profile" }
+func adds(name string) bool {
+	return name == "allow" || name == "allow-socket" || name == "protect" || name == "profile"
+}
 
 func isSwitch(name string) bool {
 	return name == "tty" || name == "strict" || name == "no-git" || name == "allow-interop"
@@ -195,7 +199,7 @@ func (in *invocation) flag(name, value string, hasValue, fromFile bool) error {
 		return nil
 	}
 	switch name {
-	case "worktree", "allow", "allow-socket", "mode", "backend", "report-fd", "profile", "config":
+	case "worktree", "allow", "allow-socket", "protect", "mode", "backend", "report-fd", "profile", "config":
 	default:
 		return usageErr("unknown flag --", name)
 	}
@@ -207,7 +211,7 @@ func (in *invocation) flag(name, value string, hasValue, fromFile bool) error {
 	case fromFile && name == "config":
 		return usageErr("--config cannot be given in a --config file")
 	case fromFile && in.fromCLI[name] && !adds(name):
-		return nil // the command line overrides the file; --allow, --allow-socket and --profile add to it
+		return nil // the command line overrides the file; --allow, --allow-socket, --protect and --profile add to it
 	case in.seen[name] && !adds(name):
 		return usageErr("--", name, " given twice")
 	}
@@ -224,10 +228,13 @@ func (in *invocation) flag(name, value string, hasValue, fromFile bool) error {
 				in.profiles = append(in.profiles, p)
 			}
 		}
-	case "allow", "allow-socket":
+	case "allow", "allow-socket", "protect":
 		list := in.cfg.Allow
-		if name == "allow-socket" {
+		switch name {
+		case "allow-socket":
 			list = in.cfg.AllowSocket
+		case "protect":
+			list = in.cfg.Protect
 		}
 		if fromFile && slices.Contains(list, value) {
 			return nil // the command line gave it already
@@ -332,7 +339,7 @@ func ParseConfig(data []byte, apply func(name, value string, hasValue bool) erro
 }
 
 func set(cfg *launch.Config, name, value string) error {
-	if name == "worktree" || name == "allow" || name == "allow-socket" {
+	if name == "worktree" || name == "allow" || name == "allow-socket" || name == "protect" {
 		if err := pathfd.Check(value); err != nil {
 			return report.Refuse(report.BadRoot, "--", name, ": ", err.Error())
 		}
@@ -352,6 +359,11 @@ func set(cfg *launch.Config, name, value string) error {
 			return usageErr("--allow-socket ", value, " given twice")
 		}
 		cfg.AllowSocket = append(cfg.AllowSocket, value)
+	case "protect":
+		if slices.Contains(cfg.Protect, value) {
+			return usageErr("--protect ", value, " given twice")
+		}
+		cfg.Protect = append(cfg.Protect, value)
 	case "mode":
 		switch m := launch.Mode(value); m {
 		case launch.WorkspaceWrite, launch.ReadOnly:

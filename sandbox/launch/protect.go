@@ -1,0 +1,62 @@
+package launch
+
+import (
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/confine-dev/confine/sandbox/gitdir"
+	"github.com/confine-dev/confine/sandbox/internal/msg"
+	"github.com/confine-dev/confine/sandbox/pathfd"
+	"github.com/confine-dev/confine/sandbox/report"
+)
+
+// openProtected holds each --protect path read-only, as the repository's own git metadata is (guards.go): a
+// guard the mount layer binds onto itself, read-only, with what lies beneath it. Each is opened like a root, in
+// the mount namespace whose root directory is root, following no symlink; it must exist (the layer binds what
+// exists: a missing name cannot be held), be a directory or a regular file, and lie beneath a writable
+// directory root (elsewhere it is read-only already, and the flag would only mislead). A refusal is bad-root.
+func (p *plan) openProtected(root int, paths []string) error {
+	for _, path := range paths {
+		r, err := pathfd.OpenIn(root, path)
+		if err != nil {
+			hint := ""
+			if unix.Access(path, unix.F_OK) == unix.ENOENT {
+				hint = " (a missing path cannot be held: create it, or drop the flag)"
+			}
+			return report.Refuse(report.BadRoot, "--protect: ", err, hint)
+		}
+		p.roots = append(p.roots, r)
+		if r.Kind != pathfd.Dir && r.Kind != pathfd.File {
+			return report.Refuse(report.BadRoot, "--protect ", path, ": not a directory or a regular file")
+		}
+		under := false
+		for _, w := range p.writable {
+			if path == w.Path {
+				return report.Refuse(report.BadRoot, "--protect ", path, " is a writable root itself: drop it from "+
+					"the roots, or use --mode read-only")
+			}
+			under = under || w.Kind == pathfd.Dir && strings.HasPrefix(path, w.Path+"/")
+		}
+		if !under {
+			return report.Refuse(report.BadRoot, "--protect ", path, " is not beneath a writable directory root (the "+
+				"worktree, an --allow directory, /tmp, a profile's or git's directory): it is read-only already")
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(r.FD, &st); err != nil {
+			return report.Refuse(report.BadRoot, "--protect ", path, ": ", err)
+		}
+		p.guards = append(p.guards, gitdir.Guard{Path: path, Dir: r.Kind == pathfd.Dir, Dev: st.Dev, Ino: st.Ino})
+		p.rep.Protected = append(p.rep.Protected, path)
+	}
+	return nil
+}
+
+// protectRefusal refuses --protect where the strategy has no mount layer (why: the layer's error): without one
+// no path beneath a writable root can be held read-only (Landlock's rules only add), and running the command
+// with the path writable would confine less than was asked.
+func protectRefusal(why string) error {
+	return report.Refuse(report.ProtectUnavailable, msg.Str("--protect needs a mount layer to hold its paths "+
+		"read-only, and none can be had here (", why, "): run without --protect, or where confine can build "+
+		"one (root, or a user where unprivileged user namespaces work)"))
+}
