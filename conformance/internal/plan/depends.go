@@ -45,6 +45,7 @@ var launchCases = map[string][]string{
 	},
 	"git-worktree": {
 		"linked-ops", "linked-ops-no-layer", "outside-denied", "parity", "parity-no-layer", "parity-reftable",
+		"parity-plain",
 	},
 	"git-metadata": {
 		"plain-routes", "linked-routes",

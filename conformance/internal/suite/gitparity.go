@@ -14,7 +14,7 @@ import (
 
 // The git parity cases (issue 28, item 1) run one script of git operations twice, step by step, on two identical
 // repositories: unconfined in copy a, and confined (`confine --worktree <linked>`) in copy b, each in a linked
-// worktree. After each step they compare what a later git command reads (paritySnap) and classify the step
+// worktree (or, in git-worktree/parity-plain, in the main checkout: issue 38). After each step they compare what a later git command reads (paritySnap) and classify the step
 // (parityClass). A difference that is not the same is then written back over: b becomes a copy of a again, so
 // every step is judged from the same state.
 
@@ -24,7 +24,8 @@ type parityStep struct{ Name, Script string }
 // paritySteps is the script. Each step has work to do in the state the steps before it leave unconfined. The
 // fixture (parityFixture) gives: origin.git with main (c1..c3, tag v1), feat (c3 + feat.txt), side (c1 + a commit
 // by another author), gone (deleted from origin after the clone); main, a clone of it with local feat and side;
-// linked, a worktree of main on branch work at main~1; sub.git, a repository to add as a submodule.
+// linked, a worktree of main on branch work at main~1 (plain: main itself is on work, and there is no linked);
+// sub.git, a repository to add as a submodule.
 var paritySteps = []parityStep{
 	{"add", `echo a > a.txt && git add a.txt`},
 	{"commit", `git commit -q -m "add a"`},
@@ -73,7 +74,13 @@ git checkout -q gone && git commit -q --allow-empty -m gone
 git push -q $X/origin.git main feat side gone v1
 git clone -q $X/origin.git $X/main && cd $X/main
 git branch -q feat origin/feat && git branch -q side origin/side
-git worktree add -q -b work $X/linked main~1
+if [ "$2" = plain ]; then
+  # The placeholders confine makes in a main checkout (sandbox/README.md, Git metadata), made in both copies so
+  # that the copies start alike: git reads each as if it were missing.
+  git checkout -q -b work main~1 && printf '.\n' > .git/commondir && : > .git/config.worktree
+else
+  git worktree add -q -b work $X/linked main~1
+fi
 git -C $X/seed push -q $X/origin.git --delete gone
 git init -q -b main $X/subseed && git -C $X/subseed commit -q --allow-empty -m sub
 git clone -q --bare $X/subseed $X/sub.git
@@ -93,6 +100,7 @@ const (
 // tracks them), on a loud step no row lists, and on a row its step does not match.
 type gitGap struct {
 	Format     string // the ref format: "" files (git's default), or "reftable"
+	Plain      bool   // measured in a main checkout (git-worktree/parity-plain), else in a linked worktree
 	Step       string
 	Class      string
 	Modes      []string
@@ -110,6 +118,7 @@ var everyMode = []string{"mount-layer", "supervisor", "seccomp-deny", "bwrap"}
 // everywhere: git's chmod of a new config.lock then fails first, loudly), and seccomp-deny alone.
 var (
 	metadataModes = []string{"mount-layer", "supervisor", "bwrap"}
+	layerModes    = []string{"mount-layer", "bwrap"} // the modes with a mount layer, which git-worktree/parity-plain runs in
 	seccompDeny   = []string{"seccomp-deny"}
 	chmodDenied   = "git chmods the new config.lock beside the worktree's or submodule's config, and seccomp-deny " +
 		"denies chmod everywhere (no mount layer and no seccomp listener: a confine inside a supervised one)"
@@ -156,6 +165,9 @@ var gitGaps = []gitGap{
 	{Step: "submodule update", Class: parityLoud, Modes: seccompDeny, Cause: chmodDenied, Workaround: "run it outside confine"},
 	{Step: "sparse-checkout set", Class: parityLoud, Modes: everyMode,
 		Cause: "sets extensions.worktreeConfig: " + configLock, Workaround: "run it outside confine"},
+	{Step: "sparse-checkout disable", Class: parityLoud, Modes: layerModes,
+		Cause: "writes the registration's `config.worktree`, which the mount layer holds read-only (git metadata)",
+		Workaround: "run it outside confine"},
 	{Step: "sparse-checkout disable", Class: parityLoud, Modes: seccompDeny, Cause: chmodDenied,
 		Workaround: "run it outside confine"},
 	{Step: "worktree add", Class: parityLoud, Modes: everyMode, Leaves: "the new branch (-b)",
@@ -163,6 +175,28 @@ var gitGaps = []gitGap{
 		Workaround: "run it outside confine"},
 	{Step: "gc", Class: parityLoud, Modes: everyMode,
 		Cause: "takes <common>/gc.pid.lock, in the read-only root", Workaround: "run it outside confine"},
+
+	// A main checkout (git 2.39.5, files format), with the mount layer: the ref deletions and gc work (.git is
+	// writable but for its config, config.worktree, commondir and hooks/); what writes config, and worktree add
+	// beside the worktree, do not.
+	{Plain: true, Step: "branch -d", Class: paritySilent, Modes: layerModes,
+		Cause:      "deletes the branch and exits 0, but its `branch.NAME` section stays: `.git/config` is read-only",
+		Workaround: "`git config --remove-section branch.NAME` outside confine"},
+	{Plain: true, Step: "checkout -b NEW origin/X", Class: paritySilent, Modes: layerModes,
+		Cause:      "creates the branch, switches to it and exits 0, but records no upstream: `.git/config` is read-only",
+		Workaround: "`git switch -c NEW --no-track origin/X`, and set the upstream outside confine"},
+	{Plain: true, Step: "submodule add", Class: paritySilent, Modes: layerModes,
+		Cause:      "exits 0 with the submodule staged but not registered (no submodule.NAME in `.git/config`, which is read-only)",
+		Workaround: "run it outside confine"},
+	{Plain: true, Step: "submodule update", Class: parityLoud, Modes: layerModes,
+		Cause:      "sets `core.worktree` in `.git/modules/NAME/config`, which is read-only",
+		Workaround: "run it outside confine"},
+	{Plain: true, Step: "sparse-checkout set", Class: parityLoud, Modes: layerModes,
+		Cause: "sets extensions.worktreeConfig: `.git/config` is read-only", Workaround: "run it outside confine"},
+	{Plain: true, Step: "sparse-checkout disable", Class: parityLoud, Modes: layerModes,
+		Cause: "writes `.git/config.worktree`, which is read-only", Workaround: "run it outside confine"},
+	{Plain: true, Step: "worktree add", Class: parityLoud, Modes: layerModes, Leaves: "the new branch (-b)",
+		Cause: "the new worktree's directory (`../wt2`) is outside the worktree", Workaround: "run it outside confine"},
 
 	// reftable (git 2.47.3): the ref deletions work; what writes config, worktree add and gc do not.
 	{Format: "reftable", Step: "branch -d", Class: paritySilent, Modes: metadataModes,
@@ -183,20 +217,46 @@ var gitGaps = []gitGap{
 // parityModes are the modes a parity case can report.
 var parityModes = everyMode
 
-func gapFor(format, step, mode string) *gitGap {
+func gapFor(v parityVariant, step, mode string) *gitGap {
 	for i, g := range gitGaps {
-		if g.Format == format && g.Step == step && contains(g.Modes, mode) {
+		if g.Format == v.format && g.Plain == v.plain && g.Step == step && contains(g.Modes, mode) {
 			return &gitGaps[i]
 		}
 	}
 	return nil
 }
 
-var gitParityCases = []Case{parityCase("git-worktree/parity", false, ""),
-	parityCase("git-worktree/parity-no-layer", true, ""), parityCase("git-worktree/parity-reftable", false, "reftable")}
+var gitParityCases = []Case{parityCase("git-worktree/parity", parityVariant{}),
+	parityCase("git-worktree/parity-no-layer", parityVariant{noLayer: true}),
+	parityCase("git-worktree/parity-reftable", parityVariant{format: "reftable"}),
+	parityCase("git-worktree/parity-plain", parityVariant{plain: true})}
 
-// parityCase is a parity case: with the mount layer or (noLayer) without, in the files ref format ("") or format.
-func parityCase(id string, noLayer bool, format string) Case {
+// A parityVariant says where a parity case runs: without the mount layer (noLayer), in a ref format other than
+// files ("reftable"), in the main checkout rather than a linked worktree (plain).
+type parityVariant struct {
+	noLayer bool
+	format  string
+	plain   bool
+}
+
+// worktree is the checkout the steps run in, beneath copy x; gitDir is its git directory, and common the common
+// directory.
+func (v parityVariant) worktree(x string) string {
+	if v.plain {
+		return x + "/main"
+	}
+	return x + "/linked"
+}
+func (v parityVariant) gitDir(x string) string {
+	if v.plain {
+		return x + "/main/.git"
+	}
+	return x + "/main/.git/worktrees/linked"
+}
+
+// parityCase is the parity case of variant v.
+func parityCase(id string, v parityVariant) Case {
+	noLayer, format := v.noLayer, v.format
 	title := "a script of git operations in a linked worktree leaves the same state confined as unconfined, or fails loudly"
 	rationale := "An agent's git commands in a linked worktree must do what they do unconfined, or fail and say so: " +
 		"a command that exits 0 but leaves state behind (CHERRY_PICK_HEAD, a half-switched index, a ref it " +
@@ -211,6 +271,11 @@ func parityCase(id string, noLayer bool, format string) Case {
 	if noLayer {
 		title += ", without the mount layer"
 		rationale += " This variant runs where no namespace can be made (supervisor or seccomp-deny)."
+	}
+	if v.plain {
+		title = strings.Replace(title, "in a linked worktree", "in a main checkout", 1)
+		rationale += " This variant runs in the main checkout (the worktree holds .git), where the mount layer " +
+			"holds config, hooks/ and commondir read-only and pins .git (issue 38), and the rest of .git is writable."
 	}
 	if format == "reftable" {
 		title += ", in the reftable ref format"
@@ -233,7 +298,11 @@ func parityCase(id string, noLayer bool, format string) Case {
 			a, b := parityCopies(t)
 			t.Mkdir(t.Base+"/home", a, b)
 			for _, x := range []string{a, b} {
-				cmd := exec.Command("/bin/sh", "-c", parityFixture, "fixture", x)
+				layout := "linked"
+				if v.plain {
+					layout = "plain"
+				}
+				cmd := exec.Command("/bin/sh", "-c", parityFixture, "fixture", x, layout)
 				cmd.Env = env
 				if out, err := cmd.CombinedOutput(); err != nil {
 					t.Fatalf("fixture in %s: %v: %s", x, err, out)
@@ -243,7 +312,7 @@ func parityCase(id string, noLayer bool, format string) Case {
 			// git-worktree/outside-denied case's, so the copies are not watched.
 			t.Unwatch(t.Base+"/p", t.Base+"/home")
 		},
-		Run: func(t *T) { runParity(t, noLayer, format) },
+		Run: func(t *T) { runParity(t, v) },
 	}
 }
 
@@ -288,17 +357,18 @@ type parityResult struct {
 	Stderr            string // the confined run's stderr, first line
 }
 
-func runParity(t *T, noLayer bool, format string) {
-	env := parityEnv(t, format)
+func runParity(t *T, v parityVariant) {
+	noLayer := v.noLayer
+	env := parityEnv(t, v.format)
 	a, b := parityCopies(t)
 	mode := ""
 	counts := map[string]int{}
 	// b's state before each step is a's after the one before: b was the same after it, or was copied from a.
-	pre := paritySnap(t, b, env)
+	pre := paritySnap(t, v, b, env)
 	for _, s := range paritySteps {
-		ra := t.Unconfined([]string{"/bin/sh", "-c", s.Script}, Opts{Env: env, Dir: a + "/linked"})
-		rb := t.Confine([]string{"--worktree", b + "/linked"}, []string{"/bin/sh", "-c", s.Script},
-			Opts{Env: env, Dir: b + "/linked", NoNamespaces: noLayer})
+		ra := t.Unconfined([]string{"/bin/sh", "-c", s.Script}, Opts{Env: env, Dir: v.worktree(a)})
+		rb := t.Confine([]string{"--worktree", v.worktree(b)}, []string{"/bin/sh", "-c", s.Script},
+			Opts{Env: env, Dir: v.worktree(b), NoNamespaces: noLayer})
 		if rb.Exit == 125 && rb.Report != nil && rb.Report.Reason != "" {
 			t.Fatalf("step %s: confine refused the launch (%s), so nothing here runs confined: %s", s.Name,
 				rb.Report.Reason, firstLine(rb.Stderr))
@@ -312,7 +382,7 @@ func runParity(t *T, noLayer bool, format string) {
 				mode = "bwrap"
 			}
 		}
-		sa, sb := paritySnap(t, a, env), paritySnap(t, b, env)
+		sa, sb := paritySnap(t, v, a, env), paritySnap(t, v, b, env)
 		r := parityResult{Step: s.Name, Mode: mode, ExitA: ra.Exit, ExitB: rb.Exit, Stderr: firstLine(rb.Stderr)}
 		r.Class, r.Diff = parityClass(ra.Exit, rb.Exit, pre, sa, sb)
 		counts[r.Class]++
@@ -320,7 +390,7 @@ func runParity(t *T, noLayer bool, format string) {
 		if r.Class != paritySame && rb.Stderr != "" {
 			t.Logf("  confined stderr: %s", strings.ReplaceAll(strings.TrimSpace(rb.Stderr), "\n", "\n    "))
 		}
-		gap := gapFor(format, s.Name, mode)
+		gap := gapFor(v, s.Name, mode)
 		switch {
 		case r.Class == paritySilent && (gap == nil || gap.Class != paritySilent):
 			t.Errorf("step %s is a silent difference (%s), and no gitGaps row says so: %s", s.Name, mode, firstLine(r.Diff))
@@ -448,9 +518,8 @@ func clip(s string) string {
 }
 
 // paritySnap is the state of copy x that a later git command reads, with x's path replaced by $X: keys name what.
-func paritySnap(t *T, x string, env []string) map[string]string {
-	wt, common := x+"/linked", x+"/main/.git"
-	gitdir := common + "/worktrees/linked"
+func paritySnap(t *T, v parityVariant, x string, env []string) map[string]string {
+	wt, common, gitdir := v.worktree(x), x+"/main/.git", v.gitDir(x)
 	s := map[string]string{}
 	git := func(key string, args ...string) {
 		cmd := exec.Command("git", args...)
@@ -475,8 +544,8 @@ func paritySnap(t *T, x string, env []string) map[string]string {
 	git("worktrees", "worktree", "list", "--porcelain")
 	s["packed-refs"] = readOr(common + "/packed-refs")
 	s["config"] = readOr(common + "/config")
-	s["common root"] = names(common, false)
-	s["modules"] = names(common+"/modules", true)
+	s["common root"] = gitNames(common, false)
+	s["modules"] = gitNames(common+"/modules", true)
 	s["worktree files"] = names(wt, true)
 	// every file of the worktree's git directory but the index (above), the reflogs and reftable's tables (whose
 	// names are random; the refs in them are above, the pseudo-refs here): pseudo-refs, sequencer, rebase and
@@ -497,12 +566,16 @@ func paritySnap(t *T, x string, env []string) map[string]string {
 		switch {
 		case err != nil || p == gitdir:
 			return nil
-		case rel == "index" || rel == "logs" || d.Name() == "reftable":
+		case rel == "index" || rel == "logs" || d.Name() == "reftable" ||
+			v.plain && (rel == "objects" || rel == "refs" || rel == "packed-refs" || rel == "config" || rel == "hooks" ||
+				rel == "worktrees" || rel == "modules"):
+			// in a main checkout, what the keys above compare (objects through refs, the index and the
+			// commits; the refs; config; the worktree and module lists), and the sample hooks
 			if d.IsDir() {
 				return filepath.SkipDir
 			}
 			return nil
-		case d.IsDir():
+		case d.IsDir() || isPlaceholder(p):
 			return nil
 		}
 		s["gitdir "+rel] = readOr(p)
@@ -512,6 +585,35 @@ func paritySnap(t *T, x string, env []string) map[string]string {
 		s[k] = strings.ReplaceAll(v, x, "$X")
 	}
 	return s
+}
+
+// gitNames is names(dir, deep) as git reads a git directory: without confine's placeholders (isPlaceholder) and
+// without empty directories (a failed git worktree add leaves an empty worktrees/), which git reads as missing.
+func gitNames(dir string, deep bool) string {
+	var out []string
+	for _, rel := range strings.Split(names(dir, deep), "\n") {
+		p := dir + "/" + rel
+		if entries, err := os.ReadDir(p); rel == "" || isPlaceholder(p) || err == nil && len(entries) == 0 {
+			continue
+		}
+		out = append(out, rel)
+	}
+	return strings.Join(out, "\n")
+}
+
+// isPlaceholder says whether the file at p is one confine makes in a git directory so that the mount layer can
+// hold a missing name (sandbox/gitdir: a commondir naming its own directory, an empty config or config.worktree),
+// which git reads as if it were missing: copy b gets them at each launch (in a submodule git directory the
+// command's git made), and copy a does not.
+func isPlaceholder(p string) bool {
+	b, err := os.ReadFile(p)
+	switch filepath.Base(p) {
+	case "commondir":
+		return err == nil && string(b) == ".\n"
+	case "config", "config.worktree":
+		return err == nil && len(b) == 0
+	}
+	return false
 }
 
 func readOr(p string) string {
@@ -586,26 +688,29 @@ const (
 	GitTableEnd   = "<!-- end of git table -->"
 )
 
-// GitTable is the README's git table, in markdown: every step of paritySteps, same or as gitGaps lists it, in the
-// files ref format and then in reftable, between GitTableBegin and GitTableEnd.
+// GitTable is the README's git table, in markdown: every step of paritySteps, same or as gitGaps lists it, in a
+// linked worktree in the files ref format and then in reftable, and in a main checkout, between GitTableBegin and
+// GitTableEnd.
 func GitTable() string {
 	var b strings.Builder
 	b.WriteString(GitTableBegin + "\n")
-	gitTable(&b, "", "git in a linked worktree", everyMode)
+	gitTable(&b, parityVariant{}, "git in a linked worktree", everyMode)
 	b.WriteString("\n")
-	gitTable(&b, "reftable", "the same, in the reftable ref format (git 2.45+), except under seccomp-deny", metadataModes)
+	gitTable(&b, parityVariant{format: "reftable"}, "the same, in the reftable ref format (git 2.45+), except under seccomp-deny", metadataModes)
+	b.WriteString("\n")
+	gitTable(&b, parityVariant{plain: true}, "git in a main checkout, with the mount layer", layerModes)
 	b.WriteString(GitTableEnd + "\n")
 	return b.String()
 }
 
-// gitTable writes the table of format's rows, for the modes the table covers.
-func gitTable(b *strings.Builder, format, head string, modes []string) {
+// gitTable writes the table of v's rows, for the modes the table covers.
+func gitTable(b *strings.Builder, v parityVariant, head string, modes []string) {
 	fmt.Fprintf(b, "| %s | under confine | why | instead |\n|---|---|---|---|\n", head)
 	var same []string
 	for _, s := range paritySteps {
 		var rows []gitGap
 		for _, g := range gitGaps {
-			if g.Step == s.Name && g.Format == format {
+			if g.Step == s.Name && g.Format == v.format && g.Plain == v.plain {
 				rows = append(rows, g)
 			}
 		}
@@ -627,7 +732,7 @@ func gitTable(b *strings.Builder, format, head string, modes []string) {
 			same = append(same, "`"+s.Name+"` (with "+strings.Join(rest, ", ")+")")
 		}
 		for _, g := range rows {
-			class := "**silent** (issue 28)"
+			class := "**silent**"
 			if g.Class == parityLoud {
 				class = "fails (loud)"
 				if g.Leaves != "" {
