@@ -109,8 +109,8 @@ func wantsBwrap(b Backend, st landlock.Status) bool {
 // under bwrap, whose mount layer cannot close it.
 func Decide(cfg Config, h HostShape) Decision {
 	st := h.Landlock
-	d := Decision{layerWhy: h.Layer, euid: h.EUID, strict: cfg.Strict, protect: len(cfg.Protect) > 0, tty: cfg.TTY, terminal: h.Terminal,
-		channels: cfg.ReportFD >= 0 || cfg.Strict}
+	d := Decision{layerWhy: h.Layer, euid: h.EUID, strict: cfg.Strict, protect: len(cfg.Protect) > 0, tty: cfg.TTY,
+		terminal: h.Terminal, channels: cfg.ReportFD >= 0 || cfg.Strict}
 	if h.WSL == WSL1 { // refused before Landlock is asked: the report says "unknown"
 		d.Refusal = report.Refuse(report.WSL1, "WSL1 is not a Linux kernel and has no Landlock: use WSL2")
 		return d

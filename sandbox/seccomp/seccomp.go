@@ -17,9 +17,8 @@ import (
 // Policy says what the filter denies. The zero Policy denies what neither a mount nor a Landlock right can
 // stop, for every command: the mount API (Landlock does not mediate mount_setattr, and a root command could
 // otherwise clear the read-only mounts around the worktree), TIOCSTI and TIOCLINUX, TIOCSWINSZ and TIOCSPGRP
-// unless JobControl is set, keyring writes outside
-// the command's own thread, process and session keyrings, request_key (its upcall runs a program outside the
-// sandbox), and compat system calls.
+// (unless JobControl), keyring writes outside the command's own thread, process and session keyrings,
+// request_key (its upcall runs a program outside the sandbox), and compat system calls.
 type Policy struct {
 	// Metadata denies the metadata system calls and the inode-flag ioctls everywhere: Landlock has no right
 	// for them. Not needed where read-only mounts already stop them outside the writable roots.
