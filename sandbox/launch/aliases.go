@@ -54,7 +54,8 @@ func beneath(p, dir string) bool {
 
 // shownAt returns where the directory dir, whose identity (st_dev, st_ino) is id, shows the file at path under
 // another name, path's directory and its ancestors having the identities ids; "" where it does not. In order:
-//   - dir is one of those directories (dir shown at a second path): dir;
+//   - dir is one of those directories (dir shown at a second path): that second path (the ancestor of path
+//     that is dir now, by stat; dir where none is);
 //   - a reachable mount beneath dir shows one of them: the mount's point;
 //   - path's place through a mount lies beneath a place of dir, or beneath the root of a mount beneath dir, in
 //     the same file system (a directory of dir's bound elsewhere; path's directory bound into dir): the point of
@@ -63,7 +64,15 @@ func beneath(p, dir string) bool {
 //     (an overlay has a device of its own, so no place matches its layers' files).
 func shownAt(path string, ids map[[2]uint64]bool, dir string, id [2]uint64, mounts []mount) string {
 	if ids[id] {
-		return dir
+		for d := filepath.Dir(path); ; d = filepath.Dir(d) {
+			var st unix.Stat_t
+			if unix.Stat(d, &st) == nil && st.Dev == id[0] && st.Ino == id[1] {
+				return d
+			}
+			if d == "/" {
+				return dir
+			}
+		}
 	}
 	var regions []place
 	for _, m := range mounts {

@@ -20,35 +20,36 @@ import (
 // child receives it as a Handoff and never parses argv or opens a path again. Its roots are O_PATH descriptors
 // opened once and validated; the Landlock rules and the mount layer use exactly those descriptors.
 type plan struct {
-	bwrap    string // the bwrap executable, for the bwrap backend (bwrap.go); "" for Landlock
-	binds    []Bind // what bwrap binds read-write, once it is started (sealBwrapLayer checks them)
-	abi      int
-	wsl      WSL
-	euid     int
-	tty      bool
-	strict   bool
-	report   bool // a report is wanted (--report-fd): the channels are worked out only for it or --strict
-	handled  landlock.Access
-	scoped   landlock.Scope
-	roots    []*pathfd.Root // every root opened, in Config order; closed by close
-	rules    []landlock.Rule
-	ruleWhy  []string       // each rule's reason in the report ("" but for git's and profiles' directories)
-	writable []*pathfd.Root // the roots the mount layer keeps writable
-	devpts   int            // with --tty, the index in rules of /dev/pts, which the layer replaces; else -1
-	shm      int            // the index in rules of /dev/shm, which the layer's private tmpfs replaces; else -1
-	terminal Terminal       // the caller's terminal, which gets a rule and, in the layer, is bound over /dev/tty
-	term     int            // the index in rules of terminal; else -1
-	pidNS    bool           // the command runs in a PID namespace of its own, under a layered child as init
-	path     string         // the command, resolved through PATH
-	argv     []string
-	env      []string
-	rep      *report.Report
-	notes    []string       // warnings from opening the roots
-	tempWarn string         // the temporary-directory variables that point outside the writable set, or ""
-	interop  string         // on WSL2, the report's wsl_interop (wsl.go); else ""
-	closeWSL bool           // close WSL2's interop in the mount layer; without one, refuse (guard)
-	guards   []gitdir.Guard // the repository's own git metadata, which a mount layer binds (guards.go)
-	gitGaps  []string       // what of it cannot be guarded, and why: the channel git-metadata is then open
+	bwrap     string // the bwrap executable, for the bwrap backend (bwrap.go); "" for Landlock
+	binds     []Bind // what bwrap binds read-write, once it is started (sealBwrapLayer checks them)
+	abi       int
+	wsl       WSL
+	euid      int
+	tty       bool
+	strict    bool
+	report    bool // a report is wanted (--report-fd): the channels are worked out only for it or --strict
+	handled   landlock.Access
+	scoped    landlock.Scope
+	roots     []*pathfd.Root // every root opened, in Config order; closed by close
+	rules     []landlock.Rule
+	ruleWhy   []string       // each rule's reason in the report ("" but for git's and profiles' directories)
+	writable  []*pathfd.Root // the roots the mount layer keeps writable
+	devpts    int            // with --tty, the index in rules of /dev/pts, which the layer replaces; else -1
+	shm       int            // the index in rules of /dev/shm, which the layer's private tmpfs replaces; else -1
+	terminal  Terminal       // the caller's terminal, which gets a rule and, in the layer, is bound over /dev/tty
+	term      int            // the index in rules of terminal; else -1
+	pidNS     bool           // the command runs in a PID namespace of its own, under a layered child as init
+	path      string         // the command, resolved through PATH
+	argv      []string
+	env       []string
+	rep       *report.Report
+	notes     []string       // warnings from opening the roots
+	tempWarn  string         // the temporary-directory variables that point outside the writable set, or ""
+	interop   string         // on WSL2, the report's wsl_interop (wsl.go); else ""
+	closeWSL  bool           // close WSL2's interop in the mount layer; without one, refuse (guard)
+	guards    []gitdir.Guard // the repository's own git metadata, which a mount layer binds (guards.go)
+	protected []string       // the --protect paths, guarded too (protect.go): the report's protected
+	gitGaps   []string       // what of it cannot be guarded, and why: the channel git-metadata is then open
 }
 
 // private is what the mount layer adds for this plan.

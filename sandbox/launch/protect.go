@@ -33,8 +33,8 @@ func (p *plan) openProtected(root int, paths []string) error {
 		under := false
 		for _, w := range p.writable {
 			if path == w.Path {
-				return report.Refuse(report.BadRoot, "--protect ", path, " is a writable root itself: drop it from "+
-					"the roots, or use --mode read-only")
+				return report.Refuse(report.BadRoot, "--protect ", path, " is a writable root itself: --protect "+
+					"holds a path beneath one (for a worktree the command may not write at all, use --mode read-only)")
 			}
 			under = under || w.Kind == pathfd.Dir && strings.HasPrefix(path, w.Path+"/")
 		}
@@ -47,7 +47,7 @@ func (p *plan) openProtected(root int, paths []string) error {
 			return report.Refuse(report.BadRoot, "--protect ", path, ": ", err)
 		}
 		p.guards = append(p.guards, gitdir.Guard{Path: path, Dir: r.Kind == pathfd.Dir, Dev: st.Dev, Ino: st.Ino})
-		p.rep.Protected = append(p.rep.Protected, path)
+		p.protected = append(p.protected, path)
 	}
 	return nil
 }
@@ -57,6 +57,7 @@ func (p *plan) openProtected(root int, paths []string) error {
 // with the path writable would confine less than was asked.
 func protectRefusal(why string) error {
 	return report.Refuse(report.ProtectUnavailable, msg.Str("--protect needs a mount layer to hold its paths "+
-		"read-only, and none can be had here (", why, "): run without --protect, or where confine can build "+
-		"one (root, or a user where unprivileged user namespaces work)"))
+		"read-only, and none can be had here (", why, "): run without --protect, or where confine can make a mount "+
+		"namespace (`confine probe` says metadata mount-layer there; on Ubuntu 24.04, install confine's AppArmor "+
+		"profile; in a container, a seccomp profile that allows unshare)"))
 }

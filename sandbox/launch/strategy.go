@@ -165,6 +165,9 @@ func (r *runner) fillGuard(g Guard) {
 		rep.Warnings = append(rep.Warnings, g.Instead)
 	}
 	rep.Channels = g.Channels
+	if g.Metadata == MetadataMountLayer { // elsewhere --protect is refused (LayerRefusal) before this
+		rep.Protected = p.protected
+	}
 	if g.Interop != "" {
 		rep.Warnings = append(rep.Warnings, g.Interop)
 	}

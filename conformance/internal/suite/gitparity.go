@@ -166,7 +166,7 @@ var gitGaps = []gitGap{
 	{Step: "sparse-checkout set", Class: parityLoud, Modes: everyMode,
 		Cause: "sets extensions.worktreeConfig: " + configLock, Workaround: "run it outside confine"},
 	{Step: "sparse-checkout disable", Class: parityLoud, Modes: layerModes,
-		Cause: "writes the registration's `config.worktree`, which the mount layer holds read-only (git metadata)",
+		Cause:      "writes the registration's `config.worktree`, which the mount layer holds read-only (git metadata)",
 		Workaround: "run it outside confine"},
 	{Step: "sparse-checkout disable", Class: parityLoud, Modes: seccompDeny, Cause: chmodDenied,
 		Workaround: "run it outside confine"},
@@ -183,7 +183,8 @@ var gitGaps = []gitGap{
 		Cause:      "deletes the branch and exits 0, but its `branch.NAME` section stays: `.git/config` is read-only",
 		Workaround: "`git config --remove-section branch.NAME` outside confine"},
 	{Plain: true, Step: "checkout -b NEW origin/X", Class: paritySilent, Modes: layerModes,
-		Cause:      "creates the branch, switches to it and exits 0, but records no upstream: `.git/config` is read-only",
+		Cause: "creates the branch, switches to it and exits 0, but records no upstream (git prints \"set up to track\" " +
+			"even so): `.git/config` is read-only; a later `git branch -d NEW` then finds it not merged",
 		Workaround: "`git switch -c NEW --no-track origin/X`, and set the upstream outside confine"},
 	{Plain: true, Step: "submodule add", Class: paritySilent, Modes: layerModes,
 		Cause:      "exits 0 with the submodule staged but not registered (no submodule.NAME in `.git/config`, which is read-only)",

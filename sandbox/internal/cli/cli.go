@@ -39,6 +39,8 @@ global config: code later git runs execute), or toolchains for all but git-globa
 Landlock ABI 9 (Linux 7.1) and later deny outside the writable roots; it grants no write.
 --protect PATH keeps PATH, an existing file or directory beneath a writable root (.vscode, .envrc), read-only
 (a read-only bind mount: refused where confine can build no mount layer).
+--tty lets CMD open terminals (/dev/tty, new ptys) and use job control (bash -i, stty cols N); without it the
+caller's terminal works through descriptors 0 to 2, but resizing it or taking its foreground fails (EPERM).
 On WSL2, Windows interop is closed inside the sandbox; --allow-interop leaves it open (reported).
 `
 
