@@ -72,12 +72,14 @@ func channels(abi int, metadata Metadata, root, tty, pidNS, strict bool) map[str
 	} else {
 		ch.closed("caps", "not root: no capability outside the command's own user namespace")
 	}
-	// Without --tty the ioctls that make the kernel signal a terminal's foreground group are denied (seccomp.Policy's
-	// JobControl); --tty asks for a shell's job control.
-	const denied = "; TIOCSTI and TIOCLINUX are denied, and TIOCSWINSZ and TIOCSPGRP (no SIGWINCH to the " +
-		"caller's foreground group, no taking the foreground from the caller)"
-	const jobControl = "; TIOCSTI and TIOCLINUX are denied; TIOCSWINSZ and TIOCSPGRP are allowed for job control, " +
-		"so the command can resize the caller's terminal and take its foreground, as an interactive shell does"
+	// Without --tty the ioctls that act on a terminal for everyone who uses it are denied (seccomp.Policy's
+	// TerminalControl); --tty asks for an interactive command.
+	const denied = "; TIOCSTI and TIOCLINUX are denied, and TIOCSWINSZ, TIOCSPGRP, TIOCSETD, TIOCEXCL and TCXONC " +
+		"(no SIGWINCH to the caller's foreground group, no taking its foreground, no line discipline, exclusive " +
+		"mode or stopped output left on its terminal)"
+	const jobControl = "; TIOCSTI and TIOCLINUX are denied; TIOCSWINSZ, TIOCSPGRP, TIOCSETD, TIOCEXCL and TCXONC " +
+		"are allowed, so the command can resize the caller's terminal and take its foreground, as an interactive " +
+		"shell does"
 	switch {
 	case !tty && layer && abi > 0: // bwrap's (ABI 0) command has no controlling terminal
 		ch.closed("tty", "no terminal device is writable but the caller's terminal: its descriptors, and /dev/tty, "+

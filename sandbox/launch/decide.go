@@ -202,7 +202,7 @@ func (d *Decision) Guard(k Strategy) Guard {
 	}
 	g.Policy = policy(d.ABI, metadata, d.strict)
 	g.Policy.DenyVsock = d.CloseInterop || d.Interop == interopStateDisabled
-	g.Policy.JobControl = d.tty
+	g.Policy.TerminalControl = d.tty
 	g.Warnings = warnings(d.ABI, metadata, d.Backend == Bwrap)
 	if d.terminal && !d.tty && (metadata != MetadataMountLayer || d.Backend == Bwrap) {
 		g.Warnings = append(g.Warnings, noTTYWarning(d.Backend == Bwrap))

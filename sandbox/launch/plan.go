@@ -113,7 +113,7 @@ func (p *plan) supervisedRoots() []supervisor.Root {
 		if unix.Fstat(r.FD, &a) != nil || unix.Fstat(here.FD, &b) != nil || a.Dev != b.Dev || a.Ino != b.Ino {
 			continue
 		}
-		if root, err := supervisor.RootOf(here.FD); err == nil {
+		if root, err := supervisor.RootOf(here.FD, here.Path); err == nil {
 			roots = append(roots, root)
 		}
 	}

@@ -1,7 +1,7 @@
 // Package seccomp builds the classic BPF filter that closes the write-class effects Landlock has no right for:
 // changing a file's mode, owner, timestamps, extended attributes or inode flags, truncate(2) by path on ABIs
 // before 3, set-ID modes for root, IPC objects and keyrings shared with the caller, typing into the terminal
-// with TIOCSTI and, without --tty, resizing it or taking its foreground. Landlock cannot tell inside from
+// with TIOCSTI and, without --tty, resizing it, taking its foreground or changing how it works for everyone. Landlock cannot tell inside from
 // outside for these, so they are denied everywhere with EPERM. Compat (32-bit) and x32 system calls are denied
 // with ENOSYS, so no second syscall table can bypass the filter.
 //
@@ -16,8 +16,8 @@ import (
 
 // Policy says what the filter denies. The zero Policy denies what neither a mount nor a Landlock right can
 // stop, for every command: the mount API (Landlock does not mediate mount_setattr, and a root command could
-// otherwise clear the read-only mounts around the worktree), TIOCSTI and TIOCLINUX, TIOCSWINSZ and TIOCSPGRP
-// (unless JobControl), keyring writes outside the command's own thread, process and session keyrings,
+// otherwise clear the read-only mounts around the worktree), TIOCSTI and TIOCLINUX, terminalIoctls (unless
+// TerminalControl), keyring writes outside the command's own thread, process and session keyrings,
 // request_key (its upcall runs a program outside the sandbox), and compat system calls.
 type Policy struct {
 	// Metadata denies the metadata system calls and the inode-flag ioctls everywhere: Landlock has no right
@@ -60,12 +60,12 @@ type Policy struct {
 	// include/uapi/linux/vm_sockets.h). socketpair has no vsock form (EOPNOTSUPP), and io_uring's
 	// IORING_OP_SOCKET is out of reach where NoSetID answers io_uring with ENOSYS.
 	DenyVsock bool
-	// JobControl allows jobControlIoctls (--tty): the caller asked for an interactive command, and a shell with
-	// job control resizes its terminal and hands the foreground to each job. Without it they are denied on
+	// TerminalControl allows terminalIoctls (--tty): the caller asked for an interactive command, and a shell
+	// with job control resizes its terminal and hands the foreground to each job. Without it they are denied on
 	// every descriptor, since seccomp cannot tell the caller's terminal from another. Without --tty the
 	// command's terminals are the caller's (no /dev/ptmx is writable), except under bwrap, whose /dev has a
-	// private devpts: there a program that makes a pseudo-terminal of its own needs --tty for its job control.
-	JobControl bool
+	// private devpts: there a program that makes a pseudo-terminal of its own needs --tty for these too.
+	TerminalControl bool
 }
 
 // ioctl commands denied with EPERM, from include/uapi/linux/fs.h, fsverity.h and asm-generic/ioctls.h. The
@@ -169,13 +169,18 @@ var alwaysIoctls = []ioctlCmd{
 	{"TIOCLINUX", 0x541c}, // on a virtual console, subcode 2/3 pastes the selection: input again
 }
 
-// jobControlIoctls make the kernel signal the terminal's foreground process group, which is the caller's when
-// descriptors 0 to 2 are its terminal (include/uapi/asm-generic/ioctls.h; drivers/tty/tty_io.c): no Landlock
-// scope covers them, since the kernel, not the command, sends the signal.
-var jobControlIoctls = []ioctlCmd{
+// terminalIoctls act on a terminal for every process that uses it, the caller's when descriptors 0 to 2 are its
+// terminal (include/uapi/asm-generic/ioctls.h; drivers/tty/tty_io.c, tty_ioctl.c): no Landlock right or scope
+// covers them, and a signal they make the kernel send is the kernel's.
+var terminalIoctls = []ioctlCmd{
 	{"TIOCSWINSZ", unix.TIOCSWINSZ}, // a new window size: SIGWINCH to the foreground process group
 	// the command's own group in the foreground: the caller's next read of the terminal stops it with SIGTTIN
 	{"TIOCSPGRP", unix.TIOCSPGRP},
+	// a line discipline that drops everything (N_NULL, built in: no capability needed) leaves the caller's
+	// terminal dead after the run
+	{"TIOCSETD", unix.TIOCSETD},
+	{"TIOCEXCL", unix.TIOCEXCL}, // exclusive mode: the caller cannot open its own terminal again (EBUSY)
+	{"TCXONC", unix.TCXONC},     // tcflow(TCOOFF): the caller's next write to the terminal blocks
 }
 
 // ioUringSyscalls are denied with ENOSYS (so that libraries fall back to plain system calls) wherever metadata
@@ -302,8 +307,8 @@ func (p Policy) ioctls() []ioctlCmd {
 		out = append(out, metadataIoctls...)
 	}
 	out = append(out, alwaysIoctls...)
-	if !p.JobControl {
-		out = append(out, jobControlIoctls...)
+	if !p.TerminalControl {
+		out = append(out, terminalIoctls...)
 	}
 	return out
 }

@@ -106,28 +106,30 @@ func TestProgramDeniesMetadataEverywhereAndAllowsTheRest(t *testing.T) {
 	}
 }
 
-// TestJobControlIoctlsNeedTTY: TIOCSWINSZ and TIOCSPGRP on the caller's terminal make the kernel signal the
-// caller's foreground group (issue 43, finding 2), so they are denied unless --tty asks for job control; the
-// reads beside them stay allowed either way.
-func TestJobControlIoctlsNeedTTY(t *testing.T) {
+// TestTerminalIoctlsNeedTTY: TIOCSWINSZ and TIOCSPGRP on the caller's terminal make the kernel signal the
+// caller's foreground group (issue 43, finding 2), and TIOCSETD, TIOCEXCL and TCXONC leave it dead, unopenable
+// or stopped (the attack review of the fix), so they are denied unless --tty asks for an interactive command;
+// the reads and mode changes beside them stay allowed either way.
+func TestTerminalIoctlsNeedTTY(t *testing.T) {
 	for _, base := range []Policy{{}, {Metadata: true}, {Supervise: true, SuperviseSignals: true}} {
-		for _, jobControl := range []bool{false, true} {
+		for _, control := range []bool{false, true} {
 			p := base
-			p.JobControl = jobControl
+			p.TerminalControl = control
 			prog, err := p.Program()
 			require.NoError(t, err)
 			want := uint32(retEPERM)
-			if jobControl {
+			if control {
 				want = retAllow
 			}
-			for _, cmd := range []uint64{unix.TIOCSWINSZ, unix.TIOCSPGRP, 0xffffffff00000000 | unix.TIOCSPGRP} {
+			for _, cmd := range []uint64{unix.TIOCSWINSZ, unix.TIOCSPGRP, 0xffffffff00000000 | unix.TIOCSPGRP,
+				unix.TIOCSETD, unix.TIOCEXCL, unix.TCXONC} {
 				require.Equal(t, want, run(t, prog, auditArch, unix.SYS_IOCTL, cmd), "ioctl %#x with %+v", cmd, p)
 			}
-			for _, cmd := range []uint64{unix.TIOCGWINSZ, unix.TIOCGPGRP, unix.TCSETS} {
+			for _, cmd := range []uint64{unix.TIOCGWINSZ, unix.TIOCGPGRP, unix.TCSETS, unix.TCFLSH, unix.TIOCNXCL} {
 				require.Equal(t, uint32(retAllow), run(t, prog, auditArch, unix.SYS_IOCTL, cmd), "ioctl %#x with %+v", cmd, p)
 			}
 			require.Equal(t, uint32(retEPERM), run(t, prog, auditArch, unix.SYS_IOCTL, 0x5412), "TIOCSTI with %+v", p)
-			require.Equal(t, !jobControl, slices.Contains(p.Denied(), "ioctl:TIOCSPGRP"), "Denied() with %+v", p)
+			require.Equal(t, !control, slices.Contains(p.Denied(), "ioctl:TIOCSETD"), "Denied() with %+v", p)
 		}
 	}
 }

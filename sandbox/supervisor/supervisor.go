@@ -68,16 +68,33 @@ type resp struct {
 // A Root is a writable root as the supervisor compares it: the identity of its directory or file, on the
 // mount it was opened on.
 type Root struct {
-	ID  Ident
-	Dir bool
+	ID   Ident
+	Dir  bool
+	fd   int    // the descriptor RootOf read, whose name the kernel reports now (held by the caller)
+	path string // the root's path when the launch opened it
 }
 
 // RootOf reads the identity of the root open at fd, an O_PATH descriptor opened in the supervisor's own mount
-// namespace (a root opened in another one would match nothing there). Whoever holds fd keeps the mount alive,
-// and so its ID unused by another, while the supervisor runs.
-func RootOf(fd int) (Root, error) {
+// namespace (a root opened in another one would match nothing there), at path. Whoever holds fd keeps the mount
+// alive, and so its ID unused by another, while the supervisor runs.
+func RootOf(fd int, path string) (Root, error) {
 	id, err := identify(fd, "")
-	return Root{ID: id, Dir: id.is(unix.S_IFDIR)}, err
+	return Root{ID: id, Dir: id.is(unix.S_IFDIR), fd: fd, path: path}, err
+}
+
+// rootsInPlace says whether every directory root still has the name it was opened at (the kernel's name for its
+// descriptor): a root renamed or removed by a process outside (its path then names another directory, or none)
+// makes a name kept in s.names mean another place.
+func (s *Supervisor) rootsInPlace() bool {
+	for _, r := range s.roots {
+		if !r.Dir || r.path == "" {
+			continue
+		}
+		if name, err := readlink("/proc/self/fd/" + msg.Itoa(r.fd)); err != nil || name != r.path {
+			return false
+		}
+	}
+	return true
 }
 
 // An Ident is a file's identity as the supervisor compares it: device and inode, the mount it was reached on
@@ -494,8 +511,10 @@ func resolve(base int, path string, follow bool) (int, error) {
 // ends in " (deleted)", and another hard link's is another name); a name reported has no symbolic link in it;
 // and the directory it names was beneath a root: a directory moved out since (by a process outside, see the
 // package doc) gives its files another name, and the command cannot change the path above a root, so any
-// directory found at that name now is beneath one too (unless a process outside replaces a root itself). A
-// name that once failed is not kept, so a file is never kept by its outside name, nor by an inside name that a
+// directory found at that name now is beneath one too, unless a process outside renames or removes a root
+// itself and puts a directory of it back at the root's path (the attack review's route), so a name is taken only
+// while every root still has its name (rootsInPlace); else the names kept are let go. A name that once failed
+// is not kept, so a file is never kept by its outside name, nor by an inside name that a
 // hard link outside (made before the launch) reaches it through. The identity need not be pinned: another
 // file given the same number under the same name is in the same place.
 func (s *Supervisor) beneath(fd int, id Ident) bool {
@@ -510,8 +529,12 @@ func (s *Supervisor) beneath(fd int, id Ident) bool {
 		return false
 	}
 	for i, held := range s.names {
-		if held == name && s.keys[i] == id {
-			return true
+		if held != "" && held == name && s.keys[i] == id {
+			if s.rootsInPlace() {
+				return true
+			}
+			clear(s.names) // and check it in full
+			break
 		}
 	}
 	i := strings.LastIndexByte(name, '/')

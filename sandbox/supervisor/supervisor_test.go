@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -117,7 +118,7 @@ func newTree(t testing.TB) (tree, *Supervisor) {
 	for _, p := range []string{tr.root, base + "/single"} {
 		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
 		require.NoError(t, err)
-		r, err := RootOf(fd)
+		r, err := RootOf(fd, "")
 		unix.Close(fd)
 		require.NoError(t, err)
 		roots = append(roots, r)
@@ -278,6 +279,31 @@ func TestBeneathKeepsAFileByNameAndIdentityOnly(t *testing.T) {
 	require.Equal(t, tr.root+"/a/f2", s.names[1])
 	require.NoError(t, os.Remove(tr.root+"/a/f2"))
 	require.False(t, s.beneath(fd, id), "deleted: its name ends in (deleted)")
+}
+
+// A process outside renames the root away, makes a new directory at its path and moves a directory of the old
+// root into it (the attack review's route): the file keeps its name and identity, but is no longer beneath a
+// root, and the kept name must not pass it.
+func TestBeneathLetsNamesGoWhenARootMoves(t *testing.T) {
+	base, err := os.MkdirTemp("/var/tmp", "supervisor")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	root := filepath.Join(base, "root")
+	require.NoError(t, os.MkdirAll(root+"/sub", 0o755))
+	require.NoError(t, os.WriteFile(root+"/sub/f", nil, 0o644))
+	rootFD, _ := openStat(t, root, unix.O_PATH|unix.O_CLOEXEC)
+	r, err := RootOf(rootFD, root)
+	require.NoError(t, err)
+	s := New(-1, []Root{r})
+	fd, _ := openStat(t, root+"/sub/f", unix.O_PATH|unix.O_CLOEXEC)
+	id := ident(t, fd)
+	require.True(t, s.beneath(fd, id))
+	require.True(t, s.beneath(fd, id), "kept by name")
+	require.NoError(t, os.Rename(root, base+"/old"))
+	require.NoError(t, os.Mkdir(root, 0o755))
+	require.NoError(t, os.Rename(base+"/old/sub", root+"/sub"))
+	require.False(t, s.beneath(fd, id), "the same name and identity, beneath the root's old path only")
+	require.Empty(t, slices.DeleteFunc(slices.Clone(s.names), func(n string) bool { return n == "" }), "the names kept were let go")
 }
 
 // The cache of files holds at most maxNames, the oldest let go first.

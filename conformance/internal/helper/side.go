@@ -66,6 +66,7 @@ var sideOps = map[string]string{
 	"cap-status":      "the Cap* and NoNewPrivs lines of /proc/self/status",
 	"rlimit-core":     "getrlimit(RLIMIT_CORE) as soft/hard",
 	"tty-resize":      "ioctl(0, TIOCSWINSZ, 91 rows by 191 columns): the kernel sends SIGWINCH to the terminal's foreground process group",
+	"tty-disturb":     "on descriptor 0: ioctl TIOCSETD to N_NULL (27), TIOCEXCL, and TCXONC with TCOOFF (tcflow): data is each one's errno or ok, as NAME:RESULT",
 	"tty-foreground":  "with SIGTTOU and SIGTTIN ignored, setpgid(0, 0) and then ioctl(0, TIOCSPGRP, our process group) (tcsetpgrp), create path2, and wait until path exists (at most 30 s): data is the setpgid step's errno, if any",
 }
 
@@ -338,6 +339,26 @@ func doSide(op Op, stdout, stderr io.Writer) (data string, err error) {
 		return "", unix.IoctlSetWinsize(0, unix.TIOCSWINSZ, &unix.Winsize{Row: 91, Col: 191})
 	case "tty-foreground":
 		return ttyForeground(op.Path, op.Path2)
+	case "tty-disturb":
+		var out []string
+		for _, c := range []struct {
+			name string
+			req  uint
+			arg  int
+		}{{"TIOCSETD", unix.TIOCSETD, 27}, {"TIOCEXCL", unix.TIOCEXCL, 0}, {"TCXONC", unix.TCXONC, unix.TCOOFF}} {
+			var err error
+			if c.name == "TIOCSETD" {
+				err = unix.IoctlSetPointerInt(0, c.req, c.arg)
+			} else {
+				err = unix.IoctlSetInt(0, c.req, c.arg)
+			}
+			res := "ok"
+			if err != nil {
+				res = errnoName(err)
+			}
+			out = append(out, c.name+":"+res)
+		}
+		return strings.Join(out, " "), nil
 	case "rlimit-core":
 		var r unix.Rlimit
 		err := unix.Getrlimit(unix.RLIMIT_CORE, &r)

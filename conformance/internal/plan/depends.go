@@ -61,7 +61,7 @@ var launchCases = map[string][]string{
 		"setuid-chmod", "setuid-chmod-fallback", "setuid-create-mode", "setuid-create-mode-fallback",
 		"setuid-untar", "setuid-untar-fallback", "setuid-stdio-fd", "setuid-stdio-fd-fallback",
 		"setuid-fcap-xattr", "setuid-fcap-xattr-fallback", "setuid-uring-open", "setuid-uring-open-fallback",
-		"tty-other-pts", "tty-other-pts-fallback", "tty-resize", "tty-resize-fallback", "tty-foreground",
+		"tty-other-pts", "tty-other-pts-fallback", "tty-resize", "tty-resize-fallback", "tty-disturb", "tty-disturb-fallback", "tty-foreground",
 		"tty-foreground-fallback", "signals-kill", "signals-kill-fallback", "signals-pidfd",
 		"signals-pidfd-fallback", "signals-sigio", "signals-sigio-fallback", "signals-prlimit",
 		"signals-prlimit-fallback", "abstract-unix", "abstract-unix-fallback", "unix-pathname",

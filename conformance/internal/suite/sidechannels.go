@@ -815,6 +815,52 @@ var routes = []route{
 		},
 	},
 	{
+		name: "tty-disturb", channel: "tty",
+		title: "the command cannot leave the caller's terminal dead, unopenable or stopped",
+		rationale: "The attack review of issue 43's terminal fix: three ioctls on the caller's terminal outlast the " +
+			"command and need no capability: TIOCSETD to N_NULL (a built-in line discipline that drops everything: " +
+			"the caller's terminal is dead after the run), TIOCEXCL (the caller cannot open its own terminal " +
+			"again) and TCXONC with TCOOFF (the caller's next write blocks). The runner makes a new pseudo-" +
+			"terminal the controlling terminal of confine's session; without --tty, the command tries each on " +
+			"descriptor 0; the runner then reads the line discipline (TIOCGETD) and exclusive mode (TIOCGEXCL) " +
+			"and writes to the terminal without blocking.",
+		expect:         []Expect{{"ABI ≥ 1", "line discipline N_TTY (0), not exclusive, output flows (seccomp denies the three without --tty)"}},
+		fallbackExpect: "the same (the filter is the same in every mode)",
+		attack: func(t *T, m scMode) {
+			master, slave := callerTerminal(t)
+			defer master.Close()
+			defer slave.Close()
+			r := m.confine(t, t.Flags(), t.HelperArgv(helper.Op{Op: "tty-disturb"}), scOpts{stdin: slave, ctty: true})
+			m.ran(t, r)
+			fd := int(slave.Fd())
+			ldisc, err := unix.IoctlGetInt(fd, unix.TIOCGETD)
+			if err != nil {
+				t.Fatalf("TIOCGETD: %v", err)
+			}
+			excl, err := unix.IoctlGetUint32(fd, unix.TIOCGEXCL)
+			if err != nil {
+				t.Fatalf("TIOCGEXCL: %v", err)
+			}
+			unix.SetNonblock(fd, true)
+			_, werr := unix.Write(fd, []byte("x"))
+			var broken []string
+			if ldisc != 0 {
+				broken = append(broken, fmt.Sprintf("line discipline %d", ldisc))
+			}
+			if excl != 0 {
+				broken = append(broken, "exclusive mode")
+			}
+			if werr != nil {
+				broken = append(broken, "a write: "+werr.Error())
+			}
+			// Put it right for the runner's other cases' sake (the pseudo-terminal is this case's own anyway).
+			unix.IoctlSetPointerInt(fd, unix.TIOCSETD, 0)
+			unix.IoctlSetInt(fd, unix.TIOCNXCL, 0)
+			unix.IoctlSetInt(fd, unix.TCXONC, unix.TCOON)
+			judge(t, r, "tty", len(broken) > 0, fmt.Sprintf("after the run: %v (the command's ioctls: %s)", broken, resultsText(r.results)))
+		},
+	},
+	{
 		name: "tty-foreground", channel: "tty",
 		title: "the command cannot take the caller's terminal's foreground (the caller's next read would stop it)",
 		rationale: "Issue 43, finding 2: TIOCSPGRP (tcsetpgrp) on the caller's controlling terminal puts the " +
