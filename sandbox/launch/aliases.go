@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -61,7 +62,10 @@ func beneath(p, dir string) bool {
 //     the same file system (a directory of dir's bound elsewhere; path's directory bound into dir): the point of
 //     the mount through which path is reached there;
 //   - path lies in an overlay with a layer in dir, or a layer that holds dir where path is: the overlay's point
-//     (an overlay has a device of its own, so no place matches its layers' files).
+//     (an overlay has a device of its own, so no place matches its layers' files). mountinfo gives the layers'
+//     paths as they were given at mount time: a relative one, or one renamed since, cannot be placed, and is
+//     passed over (a container's root is an overlay whose layers are the host's paths, not found here);
+//   - path lies on a loop device whose backing file lies beneath dir: the mount's point.
 func shownAt(path string, ids map[[2]uint64]bool, dir string, id [2]uint64, mounts []mount) string {
 	if ids[id] {
 		for d := filepath.Dir(path); ; d = filepath.Dir(d) {
@@ -104,7 +108,28 @@ func shownAt(path string, ids map[[2]uint64]bool, dir string, id [2]uint64, moun
 			}
 		}
 	}
+	for _, m := range mounts {
+		if !m.hidden && beneath(path, m.point) && strings.HasPrefix(m.dev, loopMajor) {
+			if f := loopBacking(m.dev); f != "" && beneath(f, dir) {
+				return m.point
+			}
+		}
+	}
 	return ""
+}
+
+// loopMajor is the loop devices' major number, as mountinfo's major:minor starts (Documentation/admin-guide/
+// devices.txt: 7 block, loopback devices).
+const loopMajor = "7:"
+
+// loopBacking is the backing file of the loop device dev (major:minor), as the kernel reports it
+// (/sys/dev/block/DEV/loop/backing_file, drivers/block/loop.c), or "" where it cannot be read.
+func loopBacking(dev string) string {
+	b, err := os.ReadFile("/sys/dev/block/" + dev + "/loop/backing_file")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSuffix(string(b), "\n")
 }
 
 // ShownBeneath returns the index in dirs of the first directory that shows the file at path (absolute, without

@@ -72,7 +72,9 @@ func TestConfigAliased(t *testing.T) {
 // compared by path); not an unrelated bind, a layer outside, or a mount no path reaches (attack review of the npm
 // check, issue 43 finding 3: the launcher's --config check had the same gaps).
 func TestShownAt(t *testing.T) {
-	wt, none := "/work/wt", map[[2]uint64]bool{}
+	base, none := t.TempDir(), map[[2]uint64]bool{}
+	wt, low := base+"/wt", base+"/low" // the rule (by path only), and a layer outside it that exists
+	require.NoError(t, os.Mkdir(low, 0o755))
 	root := mount{dev: "8:1", root: "/", point: "/"}
 	bind := func(src, at string) []mount { return []mount{root, {dev: "8:1", root: src, point: at}} }
 	ov := func(layers ...string) []mount {
@@ -85,11 +87,12 @@ func TestShownAt(t *testing.T) {
 	}{
 		{"/srv/alias/ci.conf", bind(wt+"/sub", "/srv/alias"), "/srv/alias"},
 		{"/srv/alias/deep/ci.conf", bind(wt, "/srv/alias"), "/srv/alias"},
-		{"/srv/alias/ci.conf", bind("/work/other", "/srv/alias"), ""},
-		{"/mnt/ov/ci.conf", ov("/var/low", wt+"/up"), "/mnt/ov"},
-		{"/mnt/ov/wt/ci.conf", ov("/work"), "/mnt/ov"},
-		{"/mnt/ov/other/ci.conf", ov("/work"), ""},
-		{"/mnt/ov/ci.conf", ov("/var/low"), ""},
+		{"/srv/alias/ci.conf", bind(base+"/other", "/srv/alias"), ""},
+		{"/mnt/ov/ci.conf", ov(low, wt+"/up"), "/mnt/ov"},
+		{"/mnt/ov/wt/ci.conf", ov(base), "/mnt/ov"}, // the layer holds the rule where the file is
+		{"/mnt/ov/other/ci.conf", ov(base), ""},
+		{"/mnt/ov/ci.conf", ov(low), ""},
+		{"/mnt/ov/ci.conf", ov("up", "/var/lib/docker/overlay2/x/diff"), ""}, // a container's root: passed over
 		{"/etc/confine/ci.conf", ov(wt + "/up"), ""},
 		{"/etc/confine/ci.conf", []mount{root}, ""},
 	} {

@@ -331,7 +331,8 @@ func (p *plan) openSockets(root int, paths []string) error {
 
 // configOutside refuses (usage) the --config file at path (its kernel name; "" for none) where the command
 // could rewrite it for the next launch: a rule's file, or beneath a rule's directory (each rule grants writes),
-// by path; or where a rule's directory shows it under another name (a bind mount or an overlay: configAliased).
+// by path; or where a rule's directory shows it under another name (a bind mount, an overlay or a loop device:
+// configAliased).
 func (p *plan) configOutside(path string) error {
 	if path == "" {
 		return nil
@@ -344,7 +345,7 @@ func (p *plan) configOutside(path string) error {
 	mounts, _ := readMounts() // none where /proc is missing: the rules' own identities are still compared
 	if r, shown := configAliased(path, p.rules, mounts); r != "" {
 		return report.Refuse(report.Usage, "--config ", path, " is shown beneath ", r, " at ", shown,
-			" (a bind mount or an overlay), which the command can write: keep it outside")
+			" (a bind mount, an overlay or a loop device), which the command can write: keep it outside")
 	}
 	return nil
 }

@@ -85,7 +85,7 @@ func trusted(exe string, p Policy, env []string) error {
 		}
 	}
 	if i := launch.ShownBeneath(exe, ids, grants); i >= 0 {
-		return untrusted(exe, "it lies beneath "+grants[i]+" under another name (a bind mount or an overlay): "+why(i, grants[i]))
+		return untrusted(exe, "it lies beneath "+grants[i]+" under another name (a bind mount, an overlay or a loop device): "+why(i, grants[i]))
 	}
 	uid := uint32(os.Getuid())
 	for d := exe; ; d = filepath.Dir(d) {

@@ -297,6 +297,12 @@ func readConfigFile(path string) ([]byte, string, error) {
 	if err != nil || !strings.HasPrefix(real, "/") {
 		return nil, "", errors.New("its path cannot be known (is /proc mounted?)")
 	}
+	// The kernel names a file reached through another mount namespace (/proc/PID/root/...) in that namespace's
+	// terms, which the checks of the writable roots cannot place here (the attack review's route).
+	var here unix.Stat_t
+	if unix.Stat(real, &here) != nil || here.Dev != st.Dev || here.Ino != st.Ino {
+		return nil, "", errors.New("is not at " + real + " in this mount namespace (reached through /proc/PID/root?): name it here")
+	}
 	data, err := io.ReadAll(io.LimitReader(fdReader(fd), maxConfig+1))
 	if err == nil && len(data) > maxConfig {
 		err = errors.New("longer than 64 KiB")
