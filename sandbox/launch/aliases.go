@@ -9,9 +9,9 @@ import (
 )
 
 // Whether a writable directory shows a file under another name: a bind mount of the directory, of one beneath
-// it or of one of the file's ancestors, or an overlay with a layer there. The --config check (configOutside)
-// and the re-exec's trust check (package reexec) ask it, so that one confined run cannot rewrite what a later
-// launch reads or runs unconfined.
+// it or of one of the file's ancestors, an overlay with a layer there, or a loop device backed by a file there.
+// The --config check (configOutside) and the re-exec's trust check (package reexec) ask it, so that one
+// confined run cannot rewrite what a later launch reads or runs unconfined.
 
 // overlayLayers returns the layer directories an overlay's super options name (lowerdir=A:B, lowerdir+=A,
 // upperdir=U, datadir+=D; Documentation/filesystems/overlayfs.rst), octal escapes undone.
