@@ -16,7 +16,9 @@ var protectCases = []Case{{
 		"unconfined: .vscode/tasks.json, direnv's .envrc. Landlock cannot take a path out of the worktree's rule " +
 		"(rules only add); the mount layer binds each --protect path onto itself read-only. The command tries to " +
 		"write, create in, chmod, touch, rename, remove and rename over the protected directory and file, and " +
-		"writes a file beside them (which must work); the runner reads the protected files after. Where this " +
+		"writes a file beside them (which must work); the runner reads the protected files after. A path deeper " +
+		"in the worktree (its parent could be renamed and the path made again) and one beneath a second writable " +
+		"root (whose mount would show it unguarded) are refused (bad-root), nothing run. Where this " +
 		"host allows no mount layer (user namespaces off, a host emulation), the launch must be refused " +
 		"(protect-unavailable) rather than run with the paths writable: the case checks that a run without " +
 		"--protect has no mount layer there either.",
@@ -90,6 +92,16 @@ func runProtect(t *T, fallback bool) {
 	}
 	if fallback {
 		t.Fatalf("ran without a mount namespace (report %q): the protected paths were writable", r.ReportRaw)
+	}
+	// The attack review's routes around a bind: a path deeper in the worktree, whose parent the command could
+	// rename and make again, and a second writable root above the worktree, whose mount shows the path unguarded.
+	for what, flags := range map[string][]string{
+		"a path not directly in the worktree": t.Flags("--protect", dir+"/tasks.json"),
+		"a root above the worktree":           t.Flags("--allow", t.Base, "--protect", file),
+	} {
+		if rr, _ := refusedRun(t, "--protect, "+what, flags); rr.Report != nil && rr.Report.Reason != "bad-root" {
+			t.Errorf("--protect, %s: reason %q, want bad-root", what, rr.Report.Reason)
+		}
 	}
 	res := t.helperResults("confine --protect", r, len(routes)+1)
 	for _, x := range res[:len(routes)] {
