@@ -233,7 +233,7 @@ func TestAgentRefusesABindMountedWorktree(t *testing.T) {
 		mount -t overlay overlay -o "lowerdir=$4/low,upperdir=$1/up,workdir=$4/work" "$4/ov" || exit 99
 		"$4/ov/go-agent" "$1" "touch $3"; echo "overlay: exit $?"`, "sh", wt, alias, mark, base).CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	require.Equal(t, 2, strings.Count(string(out), "under another name (a bind mount or an overlay)"), "%s", out)
+	require.Equal(t, 2, strings.Count(string(out), "under another name (a bind mount, an overlay or a loop device)"), "%s", out)
 	require.Contains(t, string(out), "bind: exit 2")
 	require.Contains(t, string(out), "overlay: exit 2")
 	require.NoFileExists(t, mark)
