@@ -3,6 +3,8 @@ package launch
 import (
 	"errors"
 	"os"
+	"sort"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -216,8 +218,24 @@ func buildReadOnly(roots []*pathfd.Root, guards []MountGuard, drivesNoexec bool)
 			return true, err
 		}
 	}
+	paths := make([]string, len(roots))
 	for i, r := range roots {
-		if err := unix.MoveMount(trees[i], "", r.FD, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		paths[i] = r.Path
+	}
+	order, above := nesting(paths)
+	for _, i := range order {
+		r := roots[i]
+		at := r.FD
+		if a := above[i]; a >= 0 {
+			// r lies beneath the writable root a, whose clone now covers r's directory: attach r's clone on
+			// that clone, where it is seen, not on the covered mount r.FD is on (there its guards would be
+			// hidden, and a's writable clone would show r's git metadata unguarded).
+			if at, err = openAgain(trees[a], strings.TrimPrefix(strings.TrimPrefix(r.Path, paths[a]), "/"), r.FD); err != nil {
+				return true, msg.Err("reopening ", r.Path, " through the writable clone of ", paths[a], ": ", err)
+			}
+			defer unix.Close(at)
+		}
+		if err := unix.MoveMount(trees[i], "", at, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
 			return true, msg.Err("move_mount onto ", r.Path, ": ", err)
 		}
 		// The clone's tree descriptor is now the root of the mount visible at r.Path.
@@ -243,6 +261,44 @@ func buildReadOnly(roots []*pathfd.Root, guards []MountGuard, drivesNoexec bool)
 	}
 	// The CAP_SYS_ADMIN that built the layer (ambient, and so also inheritable) must not reach the command.
 	return true, trimInheritable([2]uint32{})
+}
+
+// nesting orders the writable roots at paths (canonical, absolute) for attaching their clones: each root after
+// every root above it, which has the shorter path. above[i] is the index of the nearest root that paths[i] lies
+// strictly beneath, or -1. A worktree in /tmp, or one whose parent is granted with --allow, lies beneath
+// another root.
+func nesting(paths []string) (order, above []int) {
+	order, above = make([]int, len(paths)), make([]int, len(paths))
+	for i, p := range paths {
+		order[i], above[i] = i, -1
+		for j, q := range paths {
+			if p != q && beneath(p, q) && (above[i] < 0 || len(q) > len(paths[above[i]])) {
+				above[i] = j
+			}
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool { return len(paths[order[a]]) < len(paths[order[b]]) })
+	return order, above
+}
+
+// openAgain opens rel (clean, relative) beneath the directory fd, following no symlink (openUnder), and
+// returns it only if it is the file want (an O_PATH descriptor) is: same device and inode. Anything else means
+// another process replaced a directory on the way since the roots were opened.
+func openAgain(fd int, rel string, want int) (int, error) {
+	got, err := openUnder(fd, rel)
+	if err != nil {
+		return -1, err
+	}
+	var a, b unix.Stat_t
+	if err := unix.Fstat(got, &a); err != nil {
+		unix.Close(got)
+		return -1, err
+	}
+	if err := unix.Fstat(want, &b); err != nil || a.Dev != b.Dev || a.Ino != b.Ino {
+		unix.Close(got)
+		return -1, errors.New("not the directory opened when the launch was planned (another process replaced it)")
+	}
+	return got, nil
 }
 
 // needsWritableMount says whether a root needs a writable mount: directories and regular files do. Device

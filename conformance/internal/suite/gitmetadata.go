@@ -44,8 +44,23 @@ var linkedRoutes = []gitRoute{
 	{"the registration's gitdir rewritten", `printf '%s/.git\n' "$MAIN" > "$(git rev-parse --git-dir)/gitdir"`},
 }
 
+// outerRoutes are the routes of a main checkout whose parent directory is a writable root too (--allow of it;
+// /tmp for a worktree in /tmp): plainRoutes, and the worktree itself renamed away through the parent and
+// replaced by a copy with a planted config.
+var outerRoutes = append(append([]gitRoute{}, plainRoutes...), gitRoute{"the worktree renamed away and replaced by a copy",
+	`cd .. && mv main main.old && cp -a main.old main && ` + plantedFsmonitor + ` >> main/.git/config`})
+
+// gitLayout is the checkout a routes case plants in.
+type gitLayout int
+
+const (
+	mainCheckout   gitLayout = iota // the fixture's main checkout
+	linkedCheckout                  // the fixture's linked worktree
+	outerCheckout                   // a main checkout in a directory granted with --allow
+)
+
 var gitMetadataCases = []Case{
-	gitRoutesCase("git-metadata/plain-routes", false,
+	gitRoutesCase("git-metadata/plain-routes", mainCheckout,
 		"in a main checkout, no hook, config, commondir or replaced .git a confined command plants runs when git runs unconfined later",
 		"The worktree holds .git, and every editor and agent harness runs unconfined git there all the time (VS Code's "+
 			"git status every few seconds): a hook, core.fsmonitor in .git/config, a commondir naming a config of the "+
@@ -53,16 +68,24 @@ var gitMetadataCases = []Case{
 			"layer binds .git onto itself and its config, hooks/ and commondir read-only. Each route is planted by one "+
 			"confined command; then unconfined git status and git commit run, and must not run it. The channel "+
 			"git-metadata stays open (a gitlink added to the writable index is not held), and --strict refuses."),
-	gitRoutesCase("git-metadata/linked-routes", true,
+	gitRoutesCase("git-metadata/linked-routes", linkedCheckout,
 		"in a linked worktree, no config.worktree, commondir, .git file or gitdir a confined command plants runs when git runs unconfined later",
 		"Agents' embedded worktrees are linked worktrees: .git is a file naming <main>/.git/worktrees/<name>, which "+
 			"confine grants. Its commondir rewritten to a copy with core.fsmonitor, the .git file rewritten or replaced, "+
 			"config.worktree written where extensions.worktreeConfig is set, or the gitdir back-pointer rewritten (which "+
 			"git worktree repair follows) each changes what the next unconfined git in that worktree runs. The mount "+
 			"layer holds each read-only; unconfined git status and git commit then must not run any of them."),
+	gitRoutesCase("git-metadata/outer-root-routes", outerCheckout,
+		"in a main checkout beneath a second writable root, no hook, config or replaced .git or worktree a confined command plants runs when git runs unconfined later",
+		"A worktree in /tmp lies beneath the writable /tmp, and an agent may grant the worktree's parent (--allow): "+
+			"each writable root gets a writable clone of its mounts, and the outer root's clone, attached over the "+
+			"directory, must not show the worktree's .git without its guards (it did: a write to .git/config or "+
+			"hooks/ through it succeeded). The plain routes are planted with the parent granted, and one more: the "+
+			"worktree renamed away through the parent and replaced by a copy with core.fsmonitor set."),
 }
 
-func gitRoutesCase(id string, linked bool, title, rationale string) Case {
+func gitRoutesCase(id string, layout gitLayout, title, rationale string) Case {
+	linked := layout == linkedCheckout
 	return Case{
 		ID: id, Title: title, Rationale: rationale,
 		Expect: []Expect{
@@ -73,7 +96,13 @@ func gitRoutesCase(id string, linked bool, title, rationale string) Case {
 		Needs: Needs{Confined: true, Tools: []string{"git"}},
 		Setup: func(t *T) {
 			g := gitFixture(t)
-			if linked {
+			if layout == outerCheckout {
+				wt := t.Base + "/outer/main"
+				t.Mkdir(wt)
+				git(t, g.env, "init", "-q", "-b", "main", wt)
+				git(t, g.env, "-C", wt, "commit", "-q", "--allow-empty", "-m", "initial")
+				t.Unwatch(t.Base + "/outer")
+			} else if linked {
 				git(t, g.env, "-C", g.main, "config", "extensions.worktreeConfig", "true")
 				// The unconfined git the case runs after each route writes in the main checkout's git directory
 				// (git 2.47 makes and removes a file at its root); Run snapshots it around each confined run instead.
@@ -84,13 +113,19 @@ func gitRoutesCase(id string, linked bool, title, rationale string) Case {
 		},
 		Run: func(t *T) {
 			g := gitPaths(t)
-			wt := g.main
-			if linked {
-				wt = g.linked
+			wt, routes := g.main, plainRoutes
+			switch layout {
+			case linkedCheckout:
+				wt, routes = g.linked, linkedRoutes
+			case outerCheckout:
+				wt, routes = t.Base+"/outer/main", outerRoutes
 			}
 			sentinel := t.Base + "/ran-outside"
 			env := append(append([]string{}, g.env...), "S="+sentinel, "MAIN="+g.main)
 			flags := []string{"--worktree", wt}
+			if layout == outerCheckout {
+				flags = append(flags, "--allow", t.Base+"/outer")
+			}
 			// confined runs script under confine; in a linked worktree the main checkout (its files and its git
 			// directory but what the worktree is granted) must not change in it.
 			confined := func(extra []string, script string) Run {
@@ -135,10 +170,6 @@ func gitRoutesCase(id string, linked bool, title, rationale string) Case {
 			}
 			if commit.Exit != 0 {
 				t.Errorf("git add and commit under confine: exit %d: %s", commit.Exit, firstLine(commit.Stderr))
-			}
-			routes := plainRoutes
-			if linked {
-				routes = linkedRoutes
 			}
 			gitdirFile := g.main + "/.git/worktrees/linked/gitdir"
 			backPointer, _ := os.ReadFile(gitdirFile)
