@@ -15,10 +15,9 @@ import (
 // openProtected holds each --protect path read-only, as the repository's own git metadata is (guards.go): a
 // guard the mount layer binds onto itself, read-only, with what lies beneath it. Each is opened like a root, in
 // the mount namespace whose root directory is root, following no symlink; it must exist (the layer binds what
-// exists: a missing name cannot be held), be a directory or a regular file, and lie directly in one writable
-// directory root (elsewhere it is read-only already, and the flag would only mislead; deeper, a rename of a
-// directory above it would get around the bind; beneath a second root, that root's mount shows it unguarded).
-// A refusal is bad-root.
+// exists: a missing name cannot be held), be a directory or a regular file, and lie directly in the nearest
+// writable directory root above it (beneath none it is read-only already, and the flag would only mislead;
+// deeper, a rename of a directory above it would get around the bind). A refusal is bad-root.
 func (p *plan) openProtected(root int, paths []string) error {
 	for _, path := range paths {
 		r, err := pathfd.OpenIn(root, path)
@@ -33,30 +32,25 @@ func (p *plan) openProtected(root int, paths []string) error {
 		if r.Kind != pathfd.Dir && r.Kind != pathfd.File {
 			return report.Refuse(report.BadRoot, "--protect ", path, ": not a directory or a regular file")
 		}
-		var under []string // the writable directory roots path lies beneath
+		nearest := "" // the nearest writable directory root path lies beneath, whose mount the layer binds it on
 		for _, w := range p.writable {
 			if path == w.Path {
 				return report.Refuse(report.BadRoot, "--protect ", path, " is a writable root itself: --protect "+
 					"holds a path beneath one (for a worktree the command may not write at all, use --mode read-only)")
 			}
-			if w.Kind == pathfd.Dir && strings.HasPrefix(path, w.Path+"/") {
-				under = append(under, w.Path)
+			if w.Kind == pathfd.Dir && strings.HasPrefix(path, w.Path+"/") && len(w.Path) > len(nearest) {
+				nearest = w.Path
 			}
 		}
 		switch {
-		case len(under) == 0:
+		case nearest == "":
 			return report.Refuse(report.BadRoot, "--protect ", path, " is not beneath a writable directory root (the "+
 				"worktree, an --allow directory, /tmp, a profile's or git's directory): it is read-only already")
-		case len(under) > 1:
-			// The layer binds a guard on its nearest root's writable mount; the outer root's, mounted over it,
-			// shows the same file unguarded (the attack review's route).
-			return report.Refuse(report.BadRoot, "--protect ", path, " lies beneath two writable roots (",
-				strings.Join(under, ", "), "): the outer one would show it writable; drop the outer root, or keep the worktree out of it")
-		case filepath.Dir(path) != under[0]:
+		case filepath.Dir(path) != nearest:
 			// A bind holds the path, not the directories above it: renaming its parent and making the path again
-			// would get around it (the attack review's route); the root itself cannot be renamed.
-			return report.Refuse(report.BadRoot, "--protect ", path, " is not directly in ", under[0], ": the command "+
-				"could rename a directory above it and make it again; protect ", topBeneath(path, under[0]), " instead")
+			// would get around it (the attack review's route); the root itself, a mount point, cannot be renamed.
+			return report.Refuse(report.BadRoot, "--protect ", path, " is not directly in ", nearest, ": the command "+
+				"could rename a directory above it and make it again; protect ", topBeneath(path, nearest), " instead")
 		}
 		var st unix.Stat_t
 		if err := unix.Fstat(r.FD, &st); err != nil {
