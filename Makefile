@@ -20,7 +20,8 @@ include $(sort $(wildcard mk/*.mk))
 
 .PHONY: help deps test matrix
 help: ## list the targets, then the variables that tune them
-	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | sort
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | sort | \
+		sed -e 's|\$$(CACHE)|$(CACHE)|g' -e 's|\$$(SMOKE_KERNELS)|$(SMOKE_KERNELS)|g'
 	@printf '\nvariables (make VAR=value TARGET):\n'
 	@grep -hE '^#> ' $(MAKEFILE_LIST) | sed -E 's/^#> /  /' 
 
