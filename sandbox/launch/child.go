@@ -297,7 +297,7 @@ func (c *layered) readMark() []byte {
 	return append(b, rest...)
 }
 
-// send writes h to the handoff socket: its length and the rules' descriptors, then its JSON.
+// send writes h to the handoff socket: its length and the rules' descriptors, then its encoding (h.marshal).
 func (c *layered) send(h *Handoff) error {
 	if len(h.fds) > maxRules {
 		return msg.Err(len(h.fds), " roots: at most ", maxRules)

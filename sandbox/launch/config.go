@@ -56,8 +56,8 @@ type Config struct {
 // anyway.
 var defaultRoots = []string{"/tmp", "/dev/null", shmRoot}
 
-// shmRoot is where the mount layer puts a private tmpfs, whose root gets the rule; without the layer it gets
-// none (the host's /dev/shm is shared with every process).
+// shmRoot is where the mount layer puts a private tmpfs, whose root gets the rule; without the layer the host's
+// /dev/shm, shared with every process, is granted instead (plan.shareShm, channel shm).
 const shmRoot = "/dev/shm"
 
 // ttyRoots are added by --tty: interactive tools open the controlling terminal and new pseudo-terminals.

@@ -20,10 +20,10 @@ import (
 // AT_RECURSIVE, 5.12) and attaches the writable clones back onto the same descriptors (move_mount, 5.2); then
 // the Landlock ruleset is built and the command executed as usual.
 //
-// As root, the launcher unshares a mount namespace on its locked thread and does all this in place: the command
-// keeps the launcher's PID. Any other user needs a new user namespace too, which a multi-threaded Go process
-// cannot enter, so a layered child is started in fresh user and mount namespaces and handed the plan (child.go).
-// If the layer cannot be built, the launcher falls back to the seccomp denial, which is stricter, never weaker.
+// As root, the launcher unshares a mount namespace on its locked thread, builds all this in place and starts the
+// command from that thread as its child. Any other user needs a new user namespace too, which a multi-threaded Go
+// process cannot enter, so a layered child is started in fresh user and mount namespaces and handed the plan
+// (child.go). If the layer cannot be built, the launcher falls back to the supervisor, then the seccomp denial.
 
 // Metadata says how metadata changes outside the writable set are stopped.
 type Metadata string

@@ -85,7 +85,7 @@ func ReasonOf(err error) Reason {
 // Rule is one path-beneath rule as enforced.
 type Rule struct {
 	Path   string   `json:"path"`
-	Type   string   `json:"type"` // "dir" or "file"
+	Type   string   `json:"type"` // "dir", "file" or "socket"
 	Rights []string `json:"rights"`
 	Reason string   `json:"reason,omitempty"` // why it is granted, for a git directory found from the worktree
 }
