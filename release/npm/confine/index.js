@@ -201,7 +201,8 @@ function placesOf(p, mounts) {
 /**
  * Whether the launcher at real, whose ancestors (real's directory up to /) have the identities ids
  * ("dev:ino"), is the directory dir's, or beneath it, under another name: a bind mount shows dir, or a
- * directory beneath it, at a second path, or shows the launcher's directory beneath dir. The command can write
+ * directory beneath it, at a second path, or shows the launcher's directory beneath dir, or an overlay or a loop
+ * device shows a layer or a backing file inside dir where the launcher is. The command can write
  * the launcher through dir then, whatever the path says (issue 43, finding 3). dir is real and absolute; one
  * that does not exist shows nothing.
  */
@@ -218,8 +219,30 @@ function aliased(real, ids, dir, mounts) {
   if (placesOf(real, mounts).some((p) => regions.some((r) => r.dev === p.dev && within(p.path, r.path)))) return true;
   // An overlay has a device of its own: what shows through it is its layers' files (attack review), so a layer
   // inside dir, or the launcher's place in a layer that dir holds, is dir's too.
-  return mounts.some((m) => within(real, m.point) && m.layers.some((l) => path.isAbsolute(l) &&
-    (within(l, dir) || within(path.join(l, path.relative(m.point, real)), dir))));
+  if (mounts.some((m) => within(real, m.point) && m.layers.some((l) => path.isAbsolute(l) &&
+    (within(l, dir) || within(path.join(l, path.relative(m.point, real)), dir))))) return true;
+  // A loop device's file system is its backing file's content: a backing file inside dir is dir's too (the
+  // launcher's own check of --config files, sandbox/launch/aliases.go, found it).
+  return mounts.some((m) => {
+    if (!within(real, m.point) || !m.dev.startsWith(LOOP_MAJOR)) return false;
+    const backing = loopBacking(m.dev);
+    return backing !== '' && within(backing, dir);
+  });
+}
+
+/** The loop devices' major number as mountinfo's major:minor starts (Documentation/admin-guide/devices.txt). */
+const LOOP_MAJOR = '7:';
+
+/**
+ * The backing file of the loop device dev ("major:minor"), as the kernel reports it
+ * (/sys/dev/block/DEV/loop/backing_file, drivers/block/loop.c), or '' where it cannot be read.
+ */
+function loopBacking(dev) {
+  try {
+    return fs.readFileSync(`/sys/dev/block/${dev}/loop/backing_file`, 'utf8').replace(/\n$/, '');
+  } catch {
+    return '';
+  }
 }
 
 /**
@@ -260,7 +283,7 @@ function trustedLauncher(file, writable = []) {
   const mounts = readMounts();
   for (const [dir, why] of grants) {
     if (aliased(real, ids, dir, mounts)) {
-      throw untrusted(`it lies beneath ${dir} under another name (a bind mount or an overlay), ${why}`);
+      throw untrusted(`it lies beneath ${dir} under another name (a bind mount, an overlay or a loop device), ${why}`);
     }
   }
   if (fs.statSync(real).nlink > 1) {

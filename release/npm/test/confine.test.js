@@ -185,12 +185,49 @@ test('a launcher shown under another name by a bind mount or an overlay is refus
   const lines = r.stdout.trim().split('\n');
   assert.equal(lines.length, cases.length + 1, r.stdout);
   cases.forEach(([what], i) =>
-    assert.match(lines[i], /^EUNTRUSTED .*lies beneath .*\/wt under another name \(a bind mount or an overlay\)/, what));
+    assert.match(lines[i], /^EUNTRUSTED .*lies beneath .*\/wt under another name \(a bind mount, an overlay or a loop device\)/, what));
   // The control: the same launcher, with the worktree's earlier alias (which does not show the later bind) as the
   // root. In a user namespace root's directories on the way show as the overflow uid, which the owner check
   // refuses on its own: there the control asks only that the bind-mount check does not refuse it.
   if (root) assert.equal(lines[cases.length], `ok ${path.join(outside, 'confine')}`);
   else assert.doesNotMatch(lines[cases.length], /under another name/);
+});
+
+test('a launcher on a loop device whose backing file is in the worktree is refused as beneath its root', (t) => {
+  // The file system mounted from a backing file is that file's content: one confined write to the image in the
+  // worktree replaces the launcher it holds. Root only (losetup and mount need it; a user namespace may not
+  // mount an ext2 image), in a mount namespace of its own, with a control root that must pass.
+  if (process.getuid() !== 0) {
+    t.skip('needs root: a loop device and an ext2 mount');
+    return;
+  }
+  const tools = ['unshare', 'losetup', 'mkfs.ext2'].filter((c) => childProcess.spawnSync('sh', ['-c', `command -v ${c}`]).status !== 0);
+  if (tools.length > 0 || childProcess.spawnSync('unshare', ['-m', 'true']).status !== 0) {
+    t.skip(`no ${tools.join(', ') || 'mount namespace'} here: the loop device cannot be made`);
+    return;
+  }
+  const d = dir('loopalias');
+  const wt = path.join(d, 'wt');
+  const mnt = path.join(d, 'mnt');
+  fs.mkdirSync(wt);
+  fs.mkdirSync(mnt);
+  const img = path.join(wt, 'disk.img');
+  fs.writeFileSync(img, Buffer.alloc(0));
+  fs.truncateSync(img, 4 << 20);
+  assert.equal(childProcess.spawnSync('mkfs.ext2', ['-q', '-F', img]).status, 0);
+  const probe = `const c = require(${JSON.stringify(path.join(scope, 'confine'))});
+    for (const roots of [[${JSON.stringify(wt)}], [${JSON.stringify(path.join(d, 'elsewhere'))}]]) {
+      try { console.log('ok ' + c.trustedLauncher(process.argv[1], roots)); }
+      catch (e) { console.log(e.code + ' ' + e.message); }
+    }`;
+  const script = 'mount -o loop "$1/wt/disk.img" "$1/mnt" && cp "$2" "$1/mnt/confine" && chmod 755 "$1/mnt" && ' +
+    'exec node -e "$3" "$1/mnt/confine"';
+  const r = childProcess.spawnSync('unshare', ['-m', '--propagation', 'private', 'sh', '-c', script, 'sh', d,
+    confine.resolve().path, probe], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const lines = r.stdout.trim().split('\n');
+  assert.match(lines[0], /^EUNTRUSTED .*lies beneath .*\/wt under another name \(a bind mount, an overlay or a loop device\)/);
+  assert.equal(lines[1], `ok ${path.join(mnt, 'confine')}`);
 });
 
 test('a write inside the worktree succeeds', async () => {
