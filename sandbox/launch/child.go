@@ -582,6 +582,9 @@ func runChild(s System, bwrap bool) error {
 		if err := bindBwrapGuards(h.Bwrap.Binds, h.Bwrap.Guards); err != nil {
 			return err
 		}
+		if err := reenterWD(); err != nil { // bwrap's --chdir is on the mounts the pins and guards cover
+			return report.Refuse(report.Internal, "bwrap: ", err.Error())
+		}
 		t.domain, t.root, owner = false, os.Geteuid() == 0 && h.Bwrap.UID < 0, bwrapOwner(h.Bwrap.UID, h.Bwrap.GID)
 	default:
 		return report.Refuse(report.Internal, "the handoff: kind ", int(h.Kind), " is not this child's (a bwrap child: ", bwrapText(bwrap), ")")
@@ -628,7 +631,7 @@ func buildChildLayer(s System, part *LayeredPart, fds []int) ([]landlock.Rule, e
 		priv.Shm = fds[shm]
 	}
 	m, _, err := s.BuildMountLayer(writable, priv)
-	if errors.Is(err, errGuard) {
+	if refuses(err) {
 		return nil, report.Refuse(report.BadRoot, err.Error())
 	}
 	if err != nil {

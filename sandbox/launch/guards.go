@@ -3,6 +3,7 @@ package launch
 import (
 	"errors"
 	"os"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -207,39 +208,61 @@ func (d *decoder) guards() []MountGuard {
 
 // bindBwrapGuards binds gs (bindGuards) over bwrap's read-write binds, in a bwrap child whose mounts
 // sealBwrapLayer has checked: the root of each guard must be one of binds, opened by its path, following no
-// symlink, and still the directory validated there. A failure is a refusal (nothing runs).
+// symlink, and still the directory validated there. Where that root lies beneath another bind, the directories
+// between are pinned first (openPinned), as the mount layer does. A failure is a refusal (nothing runs).
 func bindBwrapGuards(binds []Bind, gs []MountGuard) error {
-	done := map[string]bool{}
+	paths := make([]string, len(binds))
+	for i, b := range binds {
+		paths[i] = b.Path
+	}
+	_, above := nesting(paths)
+	done, pinned := map[string]bool{}, map[string]bool{}
 	for _, g := range gs {
 		if done[g.Root] {
 			continue
 		}
 		done[g.Root] = true
-		if err := bindBwrapRoot(binds, g.Root, gs); err != nil {
+		i := slices.IndexFunc(binds, func(b Bind) bool { return b.Path == g.Root })
+		if i < 0 {
+			return report.Refuse(report.BadRoot, "bwrap: ", g.Root, ": holds git metadata to guard, but bwrap was not asked to bind it")
+		}
+		outer := ""
+		if above[i] >= 0 {
+			outer = paths[above[i]]
+		}
+		if err := bindBwrapRoot(binds[i], outer, pinned, gs); err != nil {
 			return report.Refuse(report.BadRoot, "bwrap: ", g.Root, ": ", err.Error())
 		}
 	}
 	return nil
 }
 
-func bindBwrapRoot(binds []Bind, root string, gs []MountGuard) error {
-	for _, b := range binds {
-		if b.Path != root {
-			continue
-		}
-		r, err := pathfd.Open(b.Path)
+// bindBwrapRoot binds the guards of gs beneath the bind b, which lies beneath the bind outer ("": none).
+func bindBwrapRoot(b Bind, outer string, pinned map[string]bool, gs []MountGuard) error {
+	r, err := pathfd.Open(b.Path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(r.FD, &st); err != nil {
+		return err
+	}
+	if r.Kind != pathfd.Dir || st.Dev != b.Dev || st.Ino != b.Ino {
+		return errors.New("is not the directory bwrap was asked to bind")
+	}
+	root := r.FD
+	if outer != "" {
+		o, err := pathfd.Open(outer)
 		if err != nil {
 			return err
 		}
-		defer r.Close()
-		var st unix.Stat_t
-		if err := unix.Fstat(r.FD, &st); err != nil {
+		defer o.Close()
+		// After the pins, b.Path shows a clone of b's bind (inside the pin): the guards go there, where it is seen.
+		if root, err = openPinned(o.FD, outer, b.Path, r.FD, pinned); err != nil {
 			return err
 		}
-		if r.Kind != pathfd.Dir || st.Dev != b.Dev || st.Ino != b.Ino {
-			return errors.New("is not the directory bwrap was asked to bind")
-		}
-		return bindGuards(r.FD, b.Path, gs)
+		defer unix.Close(root)
 	}
-	return errors.New("holds git metadata to guard, but bwrap was not asked to bind it")
+	return bindGuards(root, b.Path, gs)
 }

@@ -3,6 +3,7 @@ package launch
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
@@ -223,6 +224,7 @@ func buildReadOnly(roots []*pathfd.Root, guards []MountGuard, drivesNoexec bool)
 		paths[i] = r.Path
 	}
 	order, above := nesting(paths)
+	pinned := map[string]bool{}
 	for _, i := range order {
 		r := roots[i]
 		at := r.FD
@@ -230,12 +232,15 @@ func buildReadOnly(roots []*pathfd.Root, guards []MountGuard, drivesNoexec bool)
 			// r lies beneath the writable root a, whose clone now covers r's directory: attach r's clone on
 			// that clone, where it is seen, not on the covered mount r.FD is on (there its guards would be
 			// hidden, and a's writable clone would show r's git metadata unguarded).
-			if at, err = openAgain(trees[a], strings.TrimPrefix(strings.TrimPrefix(r.Path, paths[a]), "/"), r.FD); err != nil {
-				return true, msg.Err("reopening ", r.Path, " through the writable clone of ", paths[a], ": ", err)
+			if at, err = openPinned(trees[a], paths[a], r.Path, r.FD, pinned); err != nil {
+				return true, msg.Err(errRootChanged, " ", r.Path, ": reopening it through the writable clone of ", paths[a], ": ", err)
 			}
-			defer unix.Close(at)
 		}
-		if err := unix.MoveMount(trees[i], "", at, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		err := unix.MoveMount(trees[i], "", at, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH)
+		if at != r.FD {
+			unix.Close(at)
+		}
+		if err != nil {
 			return true, msg.Err("move_mount onto ", r.Path, ": ", err)
 		}
 		// The clone's tree descriptor is now the root of the mount visible at r.Path.
@@ -253,14 +258,25 @@ func buildReadOnly(roots []*pathfd.Root, guards []MountGuard, drivesNoexec bool)
 		return true, msg.Err("/ is still writable after mount_setattr (statfs: ", err.Error(), ")")
 	}
 	// The working directory still points into the mount it was entered on, which is now read-only and, for a
-	// writable root, covered by its clone: enter it again by name to land on the mount now visible there.
-	if wd, err := unix.Getwd(); err == nil {
-		if err := unix.Chdir(wd); err != nil {
-			return true, msg.Err("re-entering the working directory ", wd, ": ", err)
-		}
+	// writable root, covered by its clone.
+	if err := reenterWD(); err != nil {
+		return true, err
 	}
 	// The CAP_SYS_ADMIN that built the layer (ambient, and so also inheritable) must not reach the command.
 	return true, trimInheritable([2]uint32{})
+}
+
+// reenterWD enters the working directory again by name, to land on the mount now visible there: the one it
+// was entered on may since be covered (by a root's clone, a pin or a guard).
+func reenterWD() error {
+	wd, err := unix.Getwd()
+	if err != nil {
+		return nil // not reachable by name from this root: nothing covers it
+	}
+	if err := unix.Chdir(wd); err != nil {
+		return msg.Err("re-entering the working directory ", wd, ": ", err)
+	}
+	return nil
 }
 
 // nesting orders the writable roots at paths (canonical, absolute) for attaching their clones: each root after
@@ -281,24 +297,73 @@ func nesting(paths []string) (order, above []int) {
 	return order, above
 }
 
-// openAgain opens rel (clean, relative) beneath the directory fd, following no symlink (openUnder), and
-// returns it only if it is the file want (an O_PATH descriptor) is: same device and inode. Anything else means
-// another process replaced a directory on the way since the roots were opened.
-func openAgain(fd int, rel string, want int) (int, error) {
-	got, err := openUnder(fd, rel)
+// errRootChanged marks a writable root beneath another that is no longer the directory the launch opened
+// (another process replaced it, or a directory on the way): the launch is refused (refuses).
+var errRootChanged = errors.New("writable root")
+
+// refuses says whether a failure to build the layer must refuse the launch rather than fall back to a strategy
+// without the layer: a guard (errGuard) or a nested root (errRootChanged) is no longer what the launch planned.
+func refuses(err error) bool { return errors.Is(err, errGuard) || errors.Is(err, errRootChanged) }
+
+// openPinned opens path, which lies beneath the writable root from (fd: a descriptor of from's directory on the
+// mount seen there), one component at a time, following no symlink, and returns it only if it is the file want
+// (an O_PATH descriptor) is: same device and inode. Each directory strictly between from and path is bound onto
+// itself first, writable, with what is mounted beneath it (pin), unless pinned (absolute paths, updated) says it
+// was already: a mount point cannot be renamed (EBUSY), so the command cannot move path's parent away through
+// from and make a new path, with a .git of its own, where unconfined tools look for the worktree.
+func openPinned(fd int, from, path string, want int, pinned map[string]bool) (int, error) {
+	cur, err := unix.Openat(fd, ".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return -1, err
 	}
+	at, comps := from, strings.Split(strings.TrimPrefix(strings.TrimPrefix(path, from), "/"), "/")
+	for i, c := range comps {
+		next, err := unix.Openat(cur, c, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		unix.Close(cur)
+		if err != nil {
+			return -1, err
+		}
+		at = filepath.Join(at, c)
+		if i < len(comps)-1 && !pinned[at] {
+			if next, err = pin(next); err != nil {
+				return -1, msg.Err("binding ", at, " onto itself: ", err)
+			}
+			pinned[at] = true
+		}
+		cur = next
+	}
 	var a, b unix.Stat_t
-	if err := unix.Fstat(got, &a); err != nil {
-		unix.Close(got)
+	if err := unix.Fstat(cur, &a); err != nil {
+		unix.Close(cur)
 		return -1, err
 	}
 	if err := unix.Fstat(want, &b); err != nil || a.Dev != b.Dev || a.Ino != b.Ino {
-		unix.Close(got)
-		return -1, errors.New("not the directory opened when the launch was planned (another process replaced it)")
+		unix.Close(cur)
+		return -1, errors.New("not the file opened when the launch was planned (another process replaced it)")
 	}
-	return got, nil
+	return cur, nil
+}
+
+// pin binds the directory fd (O_PATH, which it closes) onto itself, writable, with what is mounted beneath it
+// (open_tree AT_RECURSIVE and move_mount, 5.2), and returns a descriptor of the new mount's root.
+func pin(fd int) (int, error) {
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return -1, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		return -1, errors.New("not a directory")
+	}
+	tree, err := unix.OpenTree(fd, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
+	if err != nil {
+		return -1, err
+	}
+	if err := unix.MoveMount(tree, "", fd, "", unix.MOVE_MOUNT_F_EMPTY_PATH|unix.MOVE_MOUNT_T_EMPTY_PATH); err != nil {
+		unix.Close(tree)
+		return -1, err
+	}
+	return tree, nil
 }
 
 // needsWritableMount says whether a root needs a writable mount: directories and regular files do. Device

@@ -1,7 +1,6 @@
 package launch
 
 import (
-	"errors"
 	"runtime"
 
 	"github.com/confine-dev/confine/sandbox/internal/msg"
@@ -27,7 +26,7 @@ func (s *inPlace) start(r *runner) (int, error) {
 func (s *inPlace) finish(r *runner, g Guard) error {
 	m, committed, err := r.s.BuildMountLayer(r.p.writable, r.p.private())
 	switch {
-	case errors.Is(err, errGuard): // a guard changed since the plan: refused as any root that changed is
+	case refuses(err): // a guard or a nested root changed since the plan: refused as any root that changed is
 		return report.Refuse(report.BadRoot, err.Error())
 	case committed && err != nil:
 		return report.Refuse(report.Internal, "the mount layer failed half-built: ", err.Error())

@@ -44,11 +44,14 @@ var linkedRoutes = []gitRoute{
 	{"the registration's gitdir rewritten", `printf '%s/.git\n' "$MAIN" > "$(git rev-parse --git-dir)/gitdir"`},
 }
 
-// outerRoutes are the routes of a main checkout whose parent directory is a writable root too (--allow of it;
-// /tmp for a worktree in /tmp): plainRoutes, and the worktree itself renamed away through the parent and
-// replaced by a copy with a planted config.
-var outerRoutes = append(append([]gitRoute{}, plainRoutes...), gitRoute{"the worktree renamed away and replaced by a copy",
-	`cd .. && mv main main.old && cp -a main.old main && ` + plantedFsmonitor + ` >> main/.git/config`})
+// outerRoutes are the routes of a main checkout two levels beneath a writable root (--allow of its
+// grandparent; /tmp for a worktree in /tmp/d): plainRoutes, and the worktree, or its parent, renamed away
+// through that root and replaced by a copy with a planted config.
+var outerRoutes = append(append([]gitRoute{}, plainRoutes...),
+	gitRoute{"the worktree renamed away and replaced by a copy",
+		`cd .. && mv main main.old && cp -a main.old main && ` + plantedFsmonitor + ` >> main/.git/config`},
+	gitRoute{"the worktree's parent renamed away and replaced by a copy",
+		`cd ../.. && mv d d.old && mkdir d && cp -a d.old/main d/main && ` + plantedFsmonitor + ` >> d/main/.git/config`})
 
 // gitLayout is the checkout a routes case plants in.
 type gitLayout int
@@ -56,7 +59,7 @@ type gitLayout int
 const (
 	mainCheckout   gitLayout = iota // the fixture's main checkout
 	linkedCheckout                  // the fixture's linked worktree
-	outerCheckout                   // a main checkout in a directory granted with --allow
+	outerCheckout                   // a main checkout two levels beneath a directory granted with --allow
 )
 
 var gitMetadataCases = []Case{
@@ -80,8 +83,9 @@ var gitMetadataCases = []Case{
 		"A worktree in /tmp lies beneath the writable /tmp, and an agent may grant the worktree's parent (--allow): "+
 			"each writable root gets a writable clone of its mounts, and the outer root's clone, attached over the "+
 			"directory, must not show the worktree's .git without its guards (it did: a write to .git/config or "+
-			"hooks/ through it succeeded). The plain routes are planted with the parent granted, and one more: the "+
-			"worktree renamed away through the parent and replaced by a copy with core.fsmonitor set."),
+			"hooks/ through it succeeded). The plain routes are planted in a worktree two levels beneath the granted "+
+			"directory, and two more: the worktree, and its parent (which is no root: the layer binds it onto itself), "+
+			"renamed away through the granted directory and replaced by a copy with core.fsmonitor set."),
 }
 
 func gitRoutesCase(id string, layout gitLayout, title, rationale string) Case {
@@ -97,7 +101,7 @@ func gitRoutesCase(id string, layout gitLayout, title, rationale string) Case {
 		Setup: func(t *T) {
 			g := gitFixture(t)
 			if layout == outerCheckout {
-				wt := t.Base + "/outer/main"
+				wt := t.Base + "/outer/d/main"
 				t.Mkdir(wt)
 				git(t, g.env, "init", "-q", "-b", "main", wt)
 				git(t, g.env, "-C", wt, "commit", "-q", "--allow-empty", "-m", "initial")
@@ -118,7 +122,7 @@ func gitRoutesCase(id string, layout gitLayout, title, rationale string) Case {
 			case linkedCheckout:
 				wt, routes = g.linked, linkedRoutes
 			case outerCheckout:
-				wt, routes = t.Base+"/outer/main", outerRoutes
+				wt, routes = t.Base+"/outer/d/main", outerRoutes
 			}
 			sentinel := t.Base + "/ran-outside"
 			env := append(append([]string{}, g.env...), "S="+sentinel, "MAIN="+g.main)

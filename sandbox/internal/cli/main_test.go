@@ -637,6 +637,34 @@ func TestASwappedRootIsNeverReopened(t *testing.T) {
 	require.NoFileExists(t, filepath.Join(w+".outside", "out"), "the symlink's target was written: %s", out)
 }
 
+// A worktree beneath another writable root (here an --allow of its parent) that another process replaces before
+// the layer is built is not found again through the outer root's clone: the launch is refused (bad-root), in
+// place as root and in the layered child otherwise, never run without the layer (the attack review found the
+// layered child falling back to the supervisor, with the worktree's git metadata unguarded).
+func TestASwappedNestedRootIsRefused(t *testing.T) {
+	requireLandlock(t)
+	base, err := os.MkdirTemp("/var/tmp", "confine-swap") // not under /tmp, which is writable
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	p := filepath.Join(base, "p")
+	w := filepath.Join(p, "w")
+	for _, d := range []string{base, p, w, w + ".outside"} {
+		require.NoError(t, os.MkdirAll(d, 0o777))
+		require.NoError(t, os.Chmod(d, 0o777))
+	}
+	rep, err := os.CreateTemp(t.TempDir(), "report")
+	require.NoError(t, err)
+	ran := filepath.Join(base, "ran")
+	cmd := exec.Command(os.Args[0], "--worktree", w, "--allow", p, "--report-fd", "3", "--", "/bin/sh", "-c", `echo ran > "$0"`, ran)
+	cmd.Env = append(os.Environ(), fakeEnv+"=swap="+w)
+	cmd.ExtraFiles = []*os.File{rep}
+	out, _ := cmd.CombinedOutput()
+	raw, _ := os.ReadFile(rep.Name())
+	require.Equal(t, 125, cmd.ProcessState.ExitCode(), "%s\n%s", out, raw)
+	require.Contains(t, string(raw), `"reason":"bad-root"`, "%s", out)
+	require.NoFileExists(t, ran)
+}
+
 // When the layer cannot be built where it is tried (in place as root, in the layered child otherwise), nothing
 // has run: confine goes on with the descriptors it opened, under the seccomp fallback, and still confines.
 func TestALayerThatFailsToBuildFallsBackConfined(t *testing.T) {
