@@ -28,18 +28,24 @@ type MountGuard struct {
 func (p *plan) mountGuards() []MountGuard {
 	var out []MountGuard
 	for _, g := range p.guards {
-		root := ""
-		for _, r := range p.writable {
-			if r.Kind == pathfd.Dir && len(r.Path) > len(root) && strings.HasPrefix(g.Path, r.Path+"/") {
-				root = r.Path
-			}
-		}
-		if root != "" {
+		if root := p.nearestRoot(g.Path); root != "" {
 			out = append(out, MountGuard{Root: root, Rel: strings.TrimPrefix(g.Path, root+"/"), Pin: g.Pin, Dir: g.Dir,
 				Dev: g.Dev, Ino: g.Ino})
 		}
 	}
 	return out
+}
+
+// nearestRoot is the nearest writable directory root that path (absolute, clean) lies strictly beneath, whose
+// mount the layer binds path's guard on; "" where none is.
+func (p *plan) nearestRoot(path string) string {
+	root := ""
+	for _, r := range p.writable {
+		if r.Kind == pathfd.Dir && len(r.Path) > len(root) && strings.HasPrefix(path, r.Path+"/") {
+			root = r.Path
+		}
+	}
+	return root
 }
 
 // bindGuards binds each guard of gs that lies beneath the writable root rootPath onto itself, in order (a Pin
@@ -65,7 +71,7 @@ func bindGuards(root int, rootPath string, gs []MountGuard) error {
 var errGuard = errors.New("git metadata")
 
 func bindGuard(root int, g MountGuard) error {
-	fd, err := openUnder(root, g.Rel)
+	fd, err := openUnder(root, g.Rel, nil)
 	if err != nil {
 		return err
 	}
@@ -112,17 +118,25 @@ func bindGuard(root int, g MountGuard) error {
 }
 
 // openUnder opens rel (clean, relative) beneath the directory fd as O_PATH, one component at a time, following
-// no symlink; a mount on a component is entered, as a path walk does.
-func openUnder(fd int, rel string) (int, error) {
+// no symlink; a mount on a component is entered, as a path walk does. Where pinAt (nil: never) says so for a
+// directory on the way (its path relative to fd; never rel itself), that directory is bound onto itself first
+// and the walk goes on through the new mount (pin).
+func openUnder(fd int, rel string, pinAt func(string) bool) (int, error) {
 	cur, err := unix.Openat(fd, ".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return -1, err
 	}
-	for _, c := range strings.Split(rel, "/") {
+	comps := strings.Split(rel, "/")
+	for i, c := range comps {
 		next, err := unix.Openat(cur, c, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		unix.Close(cur)
 		if err != nil {
 			return -1, err
+		}
+		if on := strings.Join(comps[:i+1], "/"); i < len(comps)-1 && pinAt != nil && pinAt(on) {
+			if next, err = pin(next); err != nil {
+				return -1, msg.Err("binding ", on, " onto itself: ", err)
+			}
 		}
 		cur = next
 	}

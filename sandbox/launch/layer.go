@@ -312,25 +312,14 @@ func refuses(err error) bool { return errors.Is(err, errGuard) || errors.Is(err,
 // was already: a mount point cannot be renamed (EBUSY), so the command cannot move path's parent away through
 // from and make a new path, with a .git of its own, where unconfined tools look for the worktree.
 func openPinned(fd int, from, path string, want int, pinned map[string]bool) (int, error) {
-	cur, err := unix.Openat(fd, ".", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	cur, err := openUnder(fd, strings.TrimPrefix(strings.TrimPrefix(path, from), "/"), func(rel string) bool {
+		at := filepath.Join(from, rel)
+		first := !pinned[at]
+		pinned[at] = true
+		return first
+	})
 	if err != nil {
 		return -1, err
-	}
-	at, comps := from, strings.Split(strings.TrimPrefix(strings.TrimPrefix(path, from), "/"), "/")
-	for i, c := range comps {
-		next, err := unix.Openat(cur, c, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		unix.Close(cur)
-		if err != nil {
-			return -1, err
-		}
-		at = filepath.Join(at, c)
-		if i < len(comps)-1 && !pinned[at] {
-			if next, err = pin(next); err != nil {
-				return -1, msg.Err("binding ", at, " onto itself: ", err)
-			}
-			pinned[at] = true
-		}
-		cur = next
 	}
 	var a, b unix.Stat_t
 	if err := unix.Fstat(cur, &a); err != nil {

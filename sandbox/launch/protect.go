@@ -32,17 +32,13 @@ func (p *plan) openProtected(root int, paths []string) error {
 		if r.Kind != pathfd.Dir && r.Kind != pathfd.File {
 			return report.Refuse(report.BadRoot, "--protect ", path, ": not a directory or a regular file")
 		}
-		nearest := "" // the nearest writable directory root path lies beneath, whose mount the layer binds it on
 		for _, w := range p.writable {
 			if path == w.Path {
 				return report.Refuse(report.BadRoot, "--protect ", path, " is a writable root itself: --protect "+
 					"holds a path beneath one (for a worktree the command may not write at all, use --mode read-only)")
 			}
-			if w.Kind == pathfd.Dir && strings.HasPrefix(path, w.Path+"/") && len(w.Path) > len(nearest) {
-				nearest = w.Path
-			}
 		}
-		switch {
+		switch nearest := p.nearestRoot(path); {
 		case nearest == "":
 			return report.Refuse(report.BadRoot, "--protect ", path, " is not beneath a writable directory root (the "+
 				"worktree, an --allow directory, /tmp, a profile's or git's directory): it is read-only already")
