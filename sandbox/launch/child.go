@@ -583,7 +583,7 @@ func runChild(s System, bwrap bool) error {
 			return err
 		}
 		if err := reenterWD(); err != nil { // bwrap's --chdir is on the mounts the pins and guards cover
-			return report.Refuse(report.Internal, "bwrap: ", err.Error())
+			return report.Refuse(report.BadRoot, "bwrap: ", err.Error())
 		}
 		t.domain, t.root, owner = false, os.Geteuid() == 0 && h.Bwrap.UID < 0, bwrapOwner(h.Bwrap.UID, h.Bwrap.GID)
 	default:

@@ -268,13 +268,21 @@ func buildReadOnly(roots []*pathfd.Root, guards []MountGuard, drivesNoexec bool)
 
 // reenterWD enters the working directory again by name, to land on the mount now visible there: the one it
 // was entered on may since be covered (by a root's clone, a pin or a guard).
+// It must find the same directory (device and inode) there, else another process replaced it: errRootChanged.
 func reenterWD() error {
 	wd, err := unix.Getwd()
 	if err != nil {
 		return nil // not reachable by name from this root: nothing covers it
 	}
+	var before, after unix.Stat_t
+	if err := unix.Stat(".", &before); err != nil {
+		return msg.Err("the working directory ", wd, ": ", err)
+	}
 	if err := unix.Chdir(wd); err != nil {
 		return msg.Err("re-entering the working directory ", wd, ": ", err)
+	}
+	if err := unix.Stat(".", &after); err != nil || after.Dev != before.Dev || after.Ino != before.Ino {
+		return msg.Err(errRootChanged, ": the working directory ", wd, " is no longer the directory it was (another process replaced it)")
 	}
 	return nil
 }

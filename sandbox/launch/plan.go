@@ -218,6 +218,27 @@ func (cfg Config) roots() []rootSpec {
 	return roots
 }
 
+// readOnlyHeld refuses (bad-root) read-only mode for a worktree that a writable root holds: one beneath /tmp or
+// /dev/shm (--allow conflicts with read-only mode). Read-only mode grants the worktree nothing, so it
+// is not held read-only either: that root's rule and writable mount would let the command write it, its .git
+// too (an attack review planted core.fsmonitor there, and the report said git-metadata closed).
+func (p *plan) readOnlyHeld(cfg Config) error {
+	if cfg.Mode != ReadOnly || cfg.Worktree == "" {
+		return nil
+	}
+	root := p.nearestRoot(cfg.Worktree)
+	for _, r := range p.writable {
+		if r.Path == cfg.Worktree {
+			root = r.Path
+		}
+	}
+	if root == "" {
+		return nil
+	}
+	return report.Refuse(report.BadRoot, "--mode read-only: the worktree ", cfg.Worktree, " lies in the writable ",
+		root, ", so the command could write it there (read-only mode cannot hold it): keep the worktree out of it")
+}
+
 // open opens every root once, in the mount namespace whose root directory is root (pathfd.Here: ours),
 // records its rule, and resolves the command. User-given roots must exist; a missing default root is a warning.
 // The error is a *report.Refusal or an *ExecError.
@@ -255,6 +276,9 @@ func (p *plan) open(cfg Config, root int) error {
 			p.shm = len(p.rules)
 		}
 		p.grant(r, cfg.Why[want.path])
+	}
+	if err := p.readOnlyHeld(cfg); err != nil {
+		return err
 	}
 	p.openTerminal(root)
 	if err := p.openSockets(root, cfg.AllowSocket); err != nil {

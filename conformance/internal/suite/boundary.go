@@ -318,8 +318,9 @@ var boundaryCases = []Case{{
 	Title: "--mode read-only: the worktree is not writable, /tmp and /dev/null are",
 	Rationale: "read-only mode is for commands that should only inspect the tree (a linter, git status). Every " +
 		"write to the worktree must be denied and the worktree must stay unchanged, while /tmp and /dev/null stay " +
-		"writable so that the tools still run.",
-	Expect: []Expect{{"ABI ≥ 1", "worktree writes fail with EACCES (EROFS under the mount layer); /tmp and /dev/null writes succeed"}, noLandlockRow},
+		"writable so that the tools still run. A worktree in /tmp, which stays writable, cannot be held read-only: " +
+		"that launch must be refused (bad-root), nothing run.",
+	Expect: []Expect{{"ABI ≥ 1", "worktree writes fail with EACCES (EROFS under the mount layer); /tmp and /dev/null writes succeed; a worktree in /tmp is refused (125, bad-root)"}, noLandlockRow},
 	Needs:  Needs{Confined: true},
 	Setup:  func(t *T) { t.WatchWorktree() },
 	Run: func(t *T) {
@@ -332,6 +333,17 @@ var boundaryCases = []Case{{
 		res := t.Helper(t.Flags("--mode", "read-only"), ops...)
 		t.WantDenied("read-only worktree", denied, res[:len(res)-2]...)
 		t.WantOK("read-only /tmp and /dev/null", res[len(res)-2:]...)
+		// A worktree in /tmp is writable through /tmp's rule and mount, its .git too: read-only mode cannot hold
+		// it, and must refuse rather than run (an attack review planted core.fsmonitor there).
+		inTmp := fmt.Sprintf("/tmp/confine-conformance-rowt-%d", os.Getpid())
+		if err := os.MkdirAll(inTmp, 0o755); err != nil {
+			t.Fatalf("fixture: %v", err)
+		}
+		defer os.RemoveAll(inTmp)
+		r := t.Confine([]string{"--worktree", inTmp, "--mode", "read-only"}, t.HelperArgv(opArg("create", inTmp+"/ran", "x")), Opts{})
+		if checkRefused(t, "--mode read-only, a worktree in /tmp", r, inTmp+"/ran"); r.Report != nil && r.Report.Reason != "bad-root" {
+			t.Errorf("--mode read-only, a worktree in /tmp: reason %q, want bad-root", r.Report.Reason)
+		}
 	},
 }, {
 	ID:    "boundary/allow-roots",
