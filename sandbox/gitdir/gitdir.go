@@ -76,6 +76,18 @@ type Result struct {
 	// caller can check where they lie by identity: a registration that a confined command could have written
 	// (beneath a writable root) grants nothing that command could not already write (Trust). Else nil.
 	Registration, CommonDir *pathfd.Root
+	// Separate is a descriptor of the git directory a .git file names that has no commondir (or confine's
+	// placeholder): --separate-git-dir's, or a submodule's in its superproject's .git/modules. Its index and HEAD
+	// lie beside its config and hooks, so Discover grants nothing in it; where it lies in a writable root anyway
+	// (/tmp), the caller holds its metadata as a main checkout's (Guards). Else nil.
+	Separate *pathfd.Root
+}
+
+// SeparateNote is the warning for a separate git directory (Result.Separate, at path, named by dotgit) that no
+// writable root holds: nothing in it is granted.
+func SeparateNote(path, dotgit string) string {
+	return "git: " + path + " (from " + dotgit + ") has no commondir, so it is not a linked worktree's: nothing " +
+		"in it is granted, since its index and HEAD lie beside its config and hooks"
 }
 
 // Close closes the descriptors.
@@ -84,7 +96,7 @@ func (r *Result) Close() {
 		unix.Close(g.FD)
 	}
 	r.Grants = nil
-	for _, d := range []**pathfd.Root{&r.Registration, &r.CommonDir} {
+	for _, d := range []**pathfd.Root{&r.Registration, &r.CommonDir, &r.Separate} {
 		if *d != nil {
 			(*d).Close()
 			*d = nil
@@ -258,12 +270,12 @@ func Discover(root int, wt *pathfd.Root, home string) (*Result, error) {
 	}
 	res.GitDir = gitPath
 	b, err = readChild(gd, "commondir")
-	if errors.Is(err, unix.ENOENT) {
+	if errors.Is(err, unix.ENOENT) || (err == nil && IsCommonPlaceholder(b) && !hasChild(gd, "gitdir")) {
 		// --separate-git-dir or a submodule: index and HEAD live beside config and hooks, which no rule
-		// may open up.
-		gd.Close()
-		res.Notes = append(res.Notes, "git: "+gitPath+" (from "+dotgit+") has no commondir, so it is not a "+
-			"linked worktree's: nothing in it is granted, since its index and HEAD lie beside its config and hooks")
+		// may open up. The caller decides what it is (Separate). Confine's commondir placeholder stands
+		// there where Guards held it; in a linked worktree's registration (which has a gitdir back-pointer)
+		// a commondir of "." is refused below, as linked does.
+		res.Separate = gd
 		return res, nil
 	}
 	if err == nil {
@@ -441,6 +453,11 @@ func LinkedLimits(common string, reftable bool) string {
 
 // readChild reads the regular file name in dir, opened once beneath dir's descriptor without following a
 // symlink. A missing file is ENOENT (unwrapped by errors.Is); anything else odd is an *Error.
+// hasChild says whether dir holds a file of any type named name.
+func hasChild(dir *pathfd.Root, name string) bool {
+	return unix.Faccessat(dir.FD, name, unix.F_OK, unix.AT_SYMLINK_NOFOLLOW) == nil
+}
+
 func readChild(dir *pathfd.Root, name string) ([]byte, error) {
 	return readChildMax(dir, name, MaxPointer)
 }

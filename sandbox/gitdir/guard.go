@@ -59,7 +59,10 @@ func IsCommonPlaceholder(b []byte) bool { return string(b) == commonPlaceholder 
 //     the worktree is a gap (see hooksPath);
 //   - a linked worktree: the .git file, read-only; and, in its registration <common>/worktrees/<name>/
 //     (granted), commondir, gitdir and config.worktree, read-only;
-//   - any other .git file (--separate-git-dir, a submodule's checkout): the file, read-only.
+//   - any other .git file (--separate-git-dir, a submodule's checkout): the file, read-only; and where the caller
+//     left res.Separate (the git directory it names lies in a writable root, which the caller grants it as, so
+//     that the layer holds what lies in it), that directory as a main checkout's .git, but not pinned (a root's
+//     mount cannot be renamed).
 //
 // With place false nothing is made: a missing name is left out, and the gaps are the same (a launch that is
 // refused for them, as --strict's is, leaves nothing behind). globals are the user's and the system's git
@@ -102,6 +105,13 @@ func Guards(wt *pathfd.Root, res *Result, place bool, globals []string) ([]Guard
 			if res.CommonDir != nil {
 				g.hooksPath(wt.Path, "", g.config(res.CommonDir))
 			}
+		}
+		if res != nil && res.Separate != nil {
+			sep := res.Separate
+			g.gaps = append(g.gaps, SeparateSpecialGap(sep.Path), GitlinkGap(sep.Path+"/index"))
+			conf := g.config(sep)
+			err = g.gitDir(sep.FD, sep.Path, 0, conf)
+			g.hooksPath(wt.Path, sep.Path+"/hooks", conf)
 		}
 	default: // Discover refuses it before this is asked
 		return nil, nil, msg.Err(dotgit, " is neither a file nor a directory")
@@ -205,6 +215,13 @@ func PlainSpecialGap(dotgit string) string {
 	return "git: " + dotgit + " lies inside the worktree, whose rule grants symlinks, FIFOs and sockets: a symlink " +
 		"the command plants as a reflog or a ref there is written through by a later unconfined git commit " +
 		"(a linked worktree's git directories get no such right)"
+}
+
+// SeparateSpecialGap is the gap of a separate git directory (at dir) in a writable root such as /tmp: that root's
+// rule grants symlinks, FIFOs and sockets in it, as PlainSpecialGap says of a main checkout's .git.
+func SeparateSpecialGap(dir string) string {
+	return "git: " + dir + " lies in a writable root whose rule grants symlinks, FIFOs and sockets: a symlink the " +
+		"command plants as a reflog or a ref there is written through by a later unconfined git commit"
 }
 
 // GitlinkGap is the gap of every checkout whose index (at index) the command can write, as git add needs: a gitlink

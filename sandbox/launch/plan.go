@@ -3,6 +3,7 @@ package launch
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -219,24 +220,45 @@ func (cfg Config) roots() []rootSpec {
 }
 
 // readOnlyHeld refuses (bad-root) read-only mode for a worktree that a writable root holds: one beneath /tmp or
-// /dev/shm (--allow conflicts with read-only mode). Read-only mode grants the worktree nothing, so it
-// is not held read-only either: that root's rule and writable mount would let the command write it, its .git
-// too (an attack review planted core.fsmonitor there, and the report said git-metadata closed).
-func (p *plan) readOnlyHeld(cfg Config) error {
+// /dev/shm (--allow conflicts with read-only mode), or whose git directory (a .git file's, a linked worktree's
+// common directory) lies in one. Read-only mode grants the worktree nothing, so it is not held read-only either:
+// that root's rule and writable mount would let the command write it, its git config and hooks too (an attack
+// review planted core.fsmonitor there, and the report said git-metadata closed). root is the mount namespace
+// the pointers are opened in (plan.open); under --no-git the git directories are not looked for.
+func (p *plan) readOnlyHeld(cfg Config, root int) error {
 	if cfg.Mode != ReadOnly || cfg.Worktree == "" {
 		return nil
 	}
-	root := p.nearestRoot(cfg.Worktree)
-	for _, r := range p.writable {
-		if r.Path == cfg.Worktree {
-			root = r.Path
+	held := func(path string) string {
+		for _, r := range p.writable {
+			if r.Path == path {
+				return r.Path
+			}
 		}
+		return p.nearestRoot(path)
 	}
-	if root == "" {
+	refuse := func(what, path, in string) error {
+		return report.Refuse(report.BadRoot, "--mode read-only: ", what, path, " lies in the writable ", in,
+			", so the command could write it there (read-only mode cannot hold it): keep it out of it")
+	}
+	if in := held(cfg.Worktree); in != "" {
+		return refuse("the worktree ", cfg.Worktree, in)
+	}
+	i := slices.IndexFunc(p.roots, func(r *pathfd.Root) bool { return r.Path == cfg.Worktree })
+	if cfg.NoGit || i < 0 {
 		return nil
 	}
-	return report.Refuse(report.BadRoot, "--mode read-only: the worktree ", cfg.Worktree, " lies in the writable ",
-		root, ", so the command could write it there (read-only mode cannot hold it): keep the worktree out of it")
+	res, err := gitdir.Discover(root, p.roots[i], os.Getenv("HOME"))
+	if err != nil {
+		return report.Refuse(report.BadRoot, "git: ", err, " (--no-git skips git discovery)")
+	}
+	defer res.Close()
+	for _, d := range []string{res.GitDir, res.Common} {
+		if in := held(d); d != "" && in != "" {
+			return refuse("the worktree's git directory ", d, in)
+		}
+	}
+	return nil
 }
 
 // open opens every root once, in the mount namespace whose root directory is root (pathfd.Here: ours),
@@ -277,7 +299,7 @@ func (p *plan) open(cfg Config, root int) error {
 		}
 		p.grant(r, cfg.Why[want.path])
 	}
-	if err := p.readOnlyHeld(cfg); err != nil {
+	if err := p.readOnlyHeld(cfg, root); err != nil {
 		return err
 	}
 	p.openTerminal(root)
@@ -430,6 +452,21 @@ func (p *plan) openGit(root int, wt *pathfd.Root) error {
 		}
 		p.grant(r, "git: "+g.Reason)
 		p.rules[len(p.rules)-1].NoSpecial = true
+	}
+	if sep := res.Separate; sep != nil {
+		in := p.nearestRoot(sep.Path)
+		if in == "" {
+			p.notes = append(p.notes, gitdir.SeparateNote(sep.Path, wt.Path+"/.git"))
+			sep.Close()
+			res.Separate = nil
+		} else {
+			// It lies in a writable root (/tmp, or the worktree), which lets the command write its config and
+			// hooks: granted as a root of its own (adding no right), so that the layer holds them there, as a
+			// main checkout's .git; its clone is attached on the root it lies in (nesting, openPinned).
+			p.roots = append(p.roots, sep) // closed with the plan
+			p.grant(sep, "git: this worktree's git directory, which lies in the writable "+in+": held as a "+
+				"main checkout's .git")
+		}
 	}
 	return p.guardGit(wt, res)
 }

@@ -148,5 +148,8 @@ func GitWarnings(dir string) []string {
 		return []string{msg.Str("git: ", err, ": a launch there is refused (--no-git skips git discovery)")}
 	}
 	defer res.Close()
+	if res.Separate != nil {
+		return append(res.Notes, gitdir.SeparateNote(res.Separate.Path, wt.Path+"/.git"))
+	}
 	return res.Notes
 }

@@ -48,7 +48,7 @@ var launchCases = map[string][]string{
 		"parity-plain",
 	},
 	"git-metadata": {
-		"plain-routes", "linked-routes", "outer-root-routes",
+		"plain-routes", "linked-routes", "outer-root-routes", "separate-routes",
 	},
 	"passthrough": {
 		"exit-codes", "signals", "background-ends", "stdio", "path-lookup", "not-executable-126", "not-found-127",

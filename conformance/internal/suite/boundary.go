@@ -319,10 +319,14 @@ var boundaryCases = []Case{{
 	Rationale: "read-only mode is for commands that should only inspect the tree (a linter, git status). Every " +
 		"write to the worktree must be denied and the worktree must stay unchanged, while /tmp and /dev/null stay " +
 		"writable so that the tools still run. A worktree in /tmp, which stays writable, cannot be held read-only: " +
-		"that launch must be refused (bad-root), nothing run.",
-	Expect: []Expect{{"ABI ≥ 1", "worktree writes fail with EACCES (EROFS under the mount layer); /tmp and /dev/null writes succeed; a worktree in /tmp is refused (125, bad-root)"}, noLandlockRow},
+		"that launch must be refused (bad-root), nothing run; so must one whose .git file names a git directory in /tmp.",
+	Expect: []Expect{{"ABI ≥ 1", "worktree writes fail with EACCES (EROFS under the mount layer); /tmp and /dev/null writes succeed; a worktree in /tmp, or its git directory there, is refused (125, bad-root)"}, noLandlockRow},
 	Needs:  Needs{Confined: true},
-	Setup:  func(t *T) { t.WatchWorktree() },
+	Setup: func(t *T) {
+		t.WatchWorktree()
+		t.Mkdir(t.Base + "/ro-separate")
+		t.Unwatch(t.Base + "/ro-separate")
+	},
 	Run: func(t *T) {
 		tmp := fmt.Sprintf("/tmp/confine-conformance-ro-%d", os.Getpid())
 		defer os.Remove(tmp)
@@ -343,6 +347,14 @@ var boundaryCases = []Case{{
 		r := t.Confine([]string{"--worktree", inTmp, "--mode", "read-only"}, t.HelperArgv(opArg("create", inTmp+"/ran", "x")), Opts{})
 		if checkRefused(t, "--mode read-only, a worktree in /tmp", r, inTmp+"/ran"); r.Report != nil && r.Report.Reason != "bad-root" {
 			t.Errorf("--mode read-only, a worktree in /tmp: reason %q, want bad-root", r.Report.Reason)
+		}
+		// So is a worktree whose .git file names a git directory in /tmp (git init --separate-git-dir): its config
+		// and hooks are writable there. The pointer is read as git discovery reads it; no git is needed.
+		sep := t.Base + "/ro-separate"
+		t.WriteFile(sep+"/.git", "gitdir: "+inTmp+"\n", 0o644)
+		r = t.Confine([]string{"--worktree", sep, "--mode", "read-only"}, t.HelperArgv(opArg("create", inTmp+"/ran", "x")), Opts{})
+		if checkRefused(t, "--mode read-only, a git directory in /tmp", r, inTmp+"/ran"); r.Report != nil && r.Report.Reason != "bad-root" {
+			t.Errorf("--mode read-only, a git directory in /tmp: reason %q, want bad-root", r.Report.Reason)
 		}
 	},
 }, {

@@ -2,6 +2,7 @@ package suite
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/confine-dev/confine/conformance/internal/snapshot"
@@ -53,13 +54,34 @@ var outerRoutes = append(append([]gitRoute{}, plainRoutes...),
 	gitRoute{"the worktree's parent renamed away and replaced by a copy",
 		`cd ../.. && mv d d.old && mkdir d && cp -a d.old/main d/main && ` + plantedFsmonitor + ` >> d/main/.git/config`})
 
+// separateRoutes are the routes of a worktree whose .git file names a git directory $G in /tmp (git init
+// --separate-git-dir), with no commondir: it lies in the writable /tmp, which the layer holds as a main
+// checkout's .git. Its directory and its parent are renamed away through /tmp too.
+var separateRoutes = []gitRoute{
+	{"git config core.fsmonitor", `git config core.fsmonitor "touch $S; false"`},
+	{"config appended to", plantedFsmonitor + ` >> "$G/config"`},
+	{"a pre-commit hook", `printf '#!/bin/sh\ntouch %s\n' "$S" > "$G/hooks/pre-commit" && chmod +x "$G/hooks/pre-commit"`},
+	{"config replaced by a rename", `cp "$G/config" "$G/c.new" && ` + plantedFsmonitor + ` >> "$G/c.new" && mv -f "$G/c.new" "$G/config"`},
+	{"hooks/ renamed away and replaced", `mv "$G/hooks" "$G/h.old"; mkdir -p "$G/hooks" && ` +
+		`printf '#!/bin/sh\ntouch %s\n' "$S" > "$G/hooks/pre-commit" && chmod +x "$G/hooks/pre-commit"`},
+	{"a commondir naming a copy", `cp -a "$G" "$G.c" && ` + plantedFsmonitor + ` >> "$G.c/config" && printf '%s\n' "$G.c" > "$G/commondir"`},
+	{"the git directory renamed away and replaced by a copy", `mv "$G" "$G.old" && cp -a "$G.old" "$G" && ` + plantedFsmonitor + ` >> "$G/config"`},
+	{"the git directory's parent renamed away and replaced by a copy", `d=$(dirname "$G") && mv "$d" "$d.old" && ` +
+		`cp -a "$d.old" "$d" && ` + plantedFsmonitor + ` >> "$G/config"`},
+}
+
+// separateGitDir is the git directory in /tmp of the separateCheckout layout (named after the run's directory,
+// so that Setup and Run agree and runs do not); Setup makes its parent, Run removes it.
+func separateGitDir(t *T) string { return "/tmp/" + filepath.Base(filepath.Dir(t.Base)) + "-separate/g" }
+
 // gitLayout is the checkout a routes case plants in.
 type gitLayout int
 
 const (
-	mainCheckout   gitLayout = iota // the fixture's main checkout
-	linkedCheckout                  // the fixture's linked worktree
-	outerCheckout                   // a main checkout two levels beneath a directory granted with --allow
+	mainCheckout     gitLayout = iota // the fixture's main checkout
+	linkedCheckout                    // the fixture's linked worktree
+	outerCheckout                     // a main checkout two levels beneath a directory granted with --allow
+	separateCheckout                  // a worktree whose .git file names a git directory in /tmp (separateGitDir)
 )
 
 var gitMetadataCases = []Case{
@@ -86,6 +108,14 @@ var gitMetadataCases = []Case{
 			"hooks/ through it succeeded). The plain routes are planted in a worktree two levels beneath the granted "+
 			"directory, and two more: the worktree, and its parent (which is no root: the layer binds it onto itself), "+
 			"renamed away through the granted directory and replaced by a copy with core.fsmonitor set."),
+	gitRoutesCase("git-metadata/separate-routes", separateCheckout,
+		"in a worktree whose git directory lies in /tmp, no hook, config, commondir or replaced git directory a confined command plants runs when git runs unconfined later",
+		"git init --separate-git-dir, or a tool that keeps its git directories apart, leaves WORKTREE/.git a file "+
+			"naming a git directory without a commondir. Outside the writable roots that directory is read-only "+
+			"(nothing in it is granted); in /tmp its config and hooks were writable through /tmp's rule and mount, and "+
+			"the report said git-metadata closed (an attack review). The layer now grants it as a root of its own, "+
+			"which adds no right, and holds it as a main checkout's .git; the routes plant through its path in /tmp, "+
+			"including renaming it or its parent away and replacing it."),
 }
 
 func gitRoutesCase(id string, layout gitLayout, title, rationale string) Case {
@@ -100,12 +130,16 @@ func gitRoutesCase(id string, layout gitLayout, title, rationale string) Case {
 		Needs: Needs{Confined: true, Tools: []string{"git"}},
 		Setup: func(t *T) {
 			g := gitFixture(t)
-			if layout == outerCheckout {
-				wt := t.Base + "/outer/d/main"
+			if layout == outerCheckout || layout == separateCheckout {
+				wt, init := t.Base+"/outer/d/main", []string{"init", "-q", "-b", "main"}
+				if layout == separateCheckout {
+					wt, init = t.Base+"/separate", append(init, "--separate-git-dir", separateGitDir(t))
+					t.Mkdir(filepath.Dir(separateGitDir(t)))
+				}
 				t.Mkdir(wt)
-				git(t, g.env, "init", "-q", "-b", "main", wt)
+				git(t, g.env, append(init, wt)...)
 				git(t, g.env, "-C", wt, "commit", "-q", "--allow-empty", "-m", "initial")
-				t.Unwatch(t.Base + "/outer")
+				t.Unwatch(wt, t.Base+"/outer")
 			} else if linked {
 				git(t, g.env, "-C", g.main, "config", "extensions.worktreeConfig", "true")
 				// The unconfined git the case runs after each route writes in the main checkout's git directory
@@ -123,9 +157,12 @@ func gitRoutesCase(id string, layout gitLayout, title, rationale string) Case {
 				wt, routes = g.linked, linkedRoutes
 			case outerCheckout:
 				wt, routes = t.Base+"/outer/d/main", outerRoutes
+			case separateCheckout:
+				wt, routes = t.Base+"/separate", separateRoutes
+				defer os.RemoveAll(filepath.Dir(separateGitDir(t)))
 			}
 			sentinel := t.Base + "/ran-outside"
-			env := append(append([]string{}, g.env...), "S="+sentinel, "MAIN="+g.main)
+			env := append(append([]string{}, g.env...), "S="+sentinel, "MAIN="+g.main, "G="+separateGitDir(t))
 			flags := []string{"--worktree", wt}
 			if layout == outerCheckout {
 				flags = append(flags, "--allow", t.Base+"/outer")
