@@ -585,6 +585,9 @@ func runChild(s System, bwrap bool) error {
 		if err := reenterWD(); err != nil { // bwrap's --chdir is on the mounts the pins and guards cover
 			return report.Refuse(report.BadRoot, "bwrap: ", err.Error())
 		}
+		if err := checkWD(h.Bwrap.WD); err != nil {
+			return report.Refuse(report.BadRoot, "bwrap: ", err.Error())
+		}
 		t.domain, t.root, owner = false, os.Geteuid() == 0 && h.Bwrap.UID < 0, bwrapOwner(h.Bwrap.UID, h.Bwrap.GID)
 	default:
 		return report.Refuse(report.Internal, "the handoff: kind ", int(h.Kind), " is not this child's (a bwrap child: ", bwrapText(bwrap), ")")

@@ -58,6 +58,9 @@ type BwrapPart struct {
 	Binds    []Bind       // what bwrap was asked to bind read-write
 	UID, GID int          // for a user's bwrap child (uid 0 in bwrap's user namespace): the caller's, which the command gets back; else -1
 	Guards   []MountGuard // the git metadata the child binds over bwrap's binds (guards.go)
+	// WD is the identity of confine's working directory, the caller's (Path unused; Dev 0 and Ino 0: it could
+	// not be read): bwrap enters it again by name, so the child checks that it landed there (checkWD).
+	WD Bind
 }
 
 // Bind is a root bwrap binds read-write: its path and the identity of the directory or file validated there.
@@ -99,6 +102,10 @@ func (p *plan) handoff(prog []unix.SockFilter, callerReportFD int) *Handoff {
 		h.Kind, h.Bwrap = HandoffBwrap, &BwrapPart{Binds: p.binds, UID: -1, GID: -1, Guards: p.mountGuards()}
 		if p.euid != 0 {
 			h.Bwrap.UID, h.Bwrap.GID = p.euid, os.Getegid()
+		}
+		var st unix.Stat_t
+		if unix.Stat(".", &st) == nil {
+			h.Bwrap.WD = Bind{Dev: st.Dev, Ino: st.Ino}
 		}
 		return h
 	}
@@ -159,6 +166,8 @@ func (h *Handoff) marshal() []byte {
 		e.num(uint64(int64(h.Bwrap.UID)))
 		e.num(uint64(int64(h.Bwrap.GID)))
 		e.guards(h.Bwrap.Guards)
+		e.num(h.Bwrap.WD.Dev)
+		e.num(h.Bwrap.WD.Ino)
 	}
 	return e.b
 }
@@ -198,6 +207,7 @@ func unmarshalHandoff(b []byte) (*Handoff, error) {
 		h.Bwrap.UID = int(int64(d.num()))
 		h.Bwrap.GID = int(int64(d.num()))
 		h.Bwrap.Guards = d.guards()
+		h.Bwrap.WD = Bind{Dev: d.num(), Ino: d.num()}
 	default:
 		if d.err == nil {
 			d.err = errBadKind

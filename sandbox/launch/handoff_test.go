@@ -19,7 +19,7 @@ func TestHandoffRoundTrip(t *testing.T) {
 			{Path: "/main/.git/objects", Dir: true, Writable: true, NoSpecial: true}},
 		Guards: []MountGuard{{Root: "/w", Rel: ".git", Pin: true, Dir: true, Dev: 1, Ino: 2}, {Root: "/w", Rel: ".git/config", Dev: 1, Ino: 3}}}
 	bwrap.Kind, bwrap.Bwrap = HandoffBwrap, &BwrapPart{Binds: []Bind{{Path: "/w", Dev: 1, Ino: 2}}, UID: 1000, GID: 1000,
-		Guards: []MountGuard{{Root: "/w", Rel: ".git/hooks", Dir: true, Dev: 1, Ino: 4}}}
+		Guards: []MountGuard{{Root: "/w", Rel: ".git/hooks", Dir: true, Dev: 1, Ino: 4}}, WD: Bind{Dev: 1, Ino: 5}}
 	for _, h := range []Handoff{layered, bwrap} {
 		got, err := unmarshalHandoff(h.marshal())
 		if err != nil {

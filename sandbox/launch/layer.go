@@ -287,6 +287,22 @@ func reenterWD() error {
 	return nil
 }
 
+// checkWD checks that the working directory is want (Dev and Ino; both 0: not known, nothing checked): the
+// directory confine was started in, which bwrap enters again by name (and, where it cannot, enters $HOME
+// instead), so another process that swapped the name meanwhile would have the command start elsewhere.
+func checkWD(want Bind) error {
+	if want.Dev == 0 && want.Ino == 0 {
+		return nil
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(".", &st); err != nil || st.Dev != want.Dev || st.Ino != want.Ino {
+		wd, _ := unix.Getwd()
+		return msg.Err("the working directory ", wd, " is not the one confine was started in (another process "+
+			"replaced it by name, or bwrap could not enter it)")
+	}
+	return nil
+}
+
 // nesting orders the writable roots at paths (canonical, absolute) for attaching their clones: each root after
 // every root above it, which has the shorter path. above[i] is the index of the nearest root that paths[i] lies
 // strictly beneath, or -1. A worktree in /tmp, or one whose parent is granted with --allow, lies beneath
