@@ -72,7 +72,9 @@ var separateRoutes = []gitRoute{
 
 // separateGitDir is the git directory in /tmp of the separateCheckout layout (named after the run's directory,
 // so that Setup and Run agree and runs do not); Setup makes its parent, Run removes it.
-func separateGitDir(t *T) string { return "/tmp/" + filepath.Base(filepath.Dir(t.Base)) + "-separate/g" }
+func separateGitDir(t *T) string {
+	return "/tmp/" + filepath.Base(filepath.Dir(t.Base)) + "-separate/g"
+}
 
 // gitLayout is the checkout a routes case plants in.
 type gitLayout int
