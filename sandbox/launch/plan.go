@@ -302,6 +302,9 @@ func (p *plan) open(cfg Config, root int) error {
 	if err := p.readOnlyHeld(cfg, root); err != nil {
 		return err
 	}
+	if err := p.worktreeAliased(cfg); err != nil {
+		return err
+	}
 	p.openTerminal(root)
 	if err := p.openSockets(root, cfg.AllowSocket); err != nil {
 		return err
@@ -371,6 +374,38 @@ func (p *plan) openSockets(root int, paths []string) error {
 		}
 		p.rules = append(p.rules, landlock.Rule{Path: r.Path, FD: r.FD, Connect: true})
 		p.ruleWhy = append(p.ruleWhy, "--allow-socket: connect only")
+	}
+	return nil
+}
+
+// worktreeAliased refuses (bad-root) a worktree that a writable directory rule shows under another name (a bind
+// mount of it or of a directory above it, an overlay or a loop device: shownAt), as --config is refused: there
+// the command could write its .git (config, hooks) past the mount layer's guards, which hold the worktree's
+// own name, and in read-only mode the worktree itself (an attack review: /tmp a bind of a directory that holds
+// the worktree, or the worktree a bind of a checkout in /tmp). Asked in read-only mode, and in workspace-write
+// where WORKTREE/.git exists (else nothing there is held: the worktree is writable anyway); a rule the worktree
+// lies beneath by its name is the mount layer's to hold (nesting).
+func (p *plan) worktreeAliased(cfg Config) error {
+	i := slices.IndexFunc(p.roots, func(r *pathfd.Root) bool { return r.Path == cfg.Worktree })
+	if i < 0 {
+		return nil
+	}
+	wt := p.roots[i]
+	if cfg.Mode != ReadOnly && unix.Faccessat(wt.FD, ".git", unix.F_OK, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return nil
+	}
+	ids, _ := ancestorIDs(wt.FD) // what the walk reached, where it stopped early
+	mounts, _ := readMounts()    // none where /proc is missing: the identities are still compared
+	for _, r := range p.rules {
+		var st unix.Stat_t
+		if !r.Dir || beneath(wt.Path, r.Path) || unix.Fstat(r.FD, &st) != nil {
+			continue
+		}
+		if at := shownAt(wt.Path+"/.git", ids, r.Path, [2]uint64{st.Dev, st.Ino}, mounts); at != "" {
+			return report.Refuse(report.BadRoot, "the worktree ", wt.Path, " is shown beneath the writable ", r.Path,
+				" at ", at, " (a bind mount, an overlay or a loop device): the command could write it, its .git "+
+					"too, there: keep the worktree out of ", r.Path)
+		}
 	}
 	return nil
 }

@@ -40,7 +40,7 @@ var launchCases = map[string][]string{
 		"redirects", "file-rule", "other-dev-denied", "not-replaceable",
 	},
 	"fail-closed": {
-		"no-landlock-sentinel", "stderr-empty", "stderr-noise", "bad-root", "config-aliased", "backend-unavailable", "bwrap-exits-1",
+		"no-landlock-sentinel", "stderr-empty", "stderr-noise", "bad-root", "config-aliased", "worktree-aliased", "backend-unavailable", "bwrap-exits-1",
 		"bwrap-no-namespaces", "bwrap-ignores-arguments", "bwrap-boundary",
 	},
 	"git-worktree": {

@@ -140,6 +140,25 @@ var failClosedCases = []Case{{
 	},
 	Run: configAliasedRun,
 }, {
+	ID:    "fail-closed/worktree-aliased",
+	Title: "a worktree that a writable root shows under another name (a bind mount) is refused: 125, bad-root",
+	Rationale: "The mount layer holds a checkout's .git by the worktree's name, and read-only mode denies the " +
+		"worktree by its name: reached through a writable root under another name, the command could write its " +
+		"config and hooks, or in read-only mode the worktree itself (an attack review: /tmp a bind of a directory " +
+		"that holds the worktree, or the worktree a bind of a checkout in /tmp; core.fsmonitor ran at the next " +
+		"unconfined git status). In a mount namespace of its own, the case binds the worktree into a directory " +
+		"granted with --allow, and a directory of that one onto a second worktree, and a directory in /tmp onto a " +
+		"third for read-only mode: each launch must be refused (125, reason bad-root, nothing run), and the same " +
+		"worktree with an --allow that shows nothing of it must run (the control).",
+	Expect: []Expect{{"any", "each alias: exit 125, reason bad-root, no sentinel; the control runs (where a mount " +
+		"namespace can be made: root)"}},
+	Needs: Needs{Confined: true}, // the control runs the command
+	Setup: func(t *T) {
+		t.Mkdir(t.Base+"/wa/.git", t.Base+"/wb", t.Base+"/wc", t.Base+"/other", t.Base+"/allowed/in", t.Base+"/allowed/src/.git")
+		t.Unwatch(t.Base+"/allowed", t.Base+"/other", t.Base+"/wa", t.Base+"/wb", t.Base+"/wc") // the worktrees and --allow directories
+	},
+	Run: worktreeAliasedRun,
+}, {
 	ID:    "fail-closed/usage",
 	Title: "malformed invocations are refused before anything runs: 125, usage",
 	Rationale: "A lenient parser is a fail-open parser: an unknown flag taken as the command, a missing --, or " +
@@ -435,7 +454,10 @@ func keys[V any](m map[string]V) map[string]bool {
 // configAliasedRun is fail-closed/config-aliased's run. Its mounts are made in a mount namespace of this thread's
 // own (unshare(CLONE_NEWNS), private from the start so that nothing propagates out), and confine is started from
 // this thread, so it inherits them; the thread stays locked and ends with the case, and the namespace with it.
-func configAliasedRun(t *T) {
+// ownMountNamespace moves the case's goroutine, on a thread of its own from here on, into a private mount
+// namespace, or skips the case where that cannot be done; it returns a function that binds src at at, failing
+// the case on an error.
+func ownMountNamespace(t *T) (bind func(src, at string)) {
 	if os.Geteuid() != 0 {
 		t.Skipf("needs root: a bind mount in a mount namespace of the runner's own (one thread of a Go program " +
 			"cannot enter a user namespace); the check is the launcher's plan, the same code for every caller")
@@ -449,11 +471,46 @@ func configAliasedRun(t *T) {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		t.Skipf("no mount can be made here: making the mount namespace private: %v", err)
 	}
-	bind := func(src, at string) {
+	return func(src, at string) {
 		if err := unix.Mount(src, at, "", unix.MS_BIND, ""); err != nil {
 			t.Fatalf("bind %s at %s: %v", src, at, err)
 		}
 	}
+}
+
+func worktreeAliasedRun(t *T) {
+	bind := ownMountNamespace(t)
+	b := t.Base
+	launch := func(what string, flags ...string) Run {
+		return t.Confine(flags, t.HelperArgv(opArg("create", b+"/other/sentinel", "x")), Opts{})
+	}
+	if r := launch("control", "--worktree", b+"/wa", "--allow", b+"/other"); r.Report == nil || r.Report.Outcome != "exec" {
+		t.Fatalf("control: a worktree no writable root shows elsewhere did not run the command: exit %d, report %q", r.Exit, r.ReportRaw)
+	}
+	os.Remove(b + "/other/sentinel")
+	refused := func(what string, flags ...string) {
+		r := launch(what, flags...)
+		checkRefused(t, what, r, b+"/other/sentinel")
+		if r.Report == nil || r.Report.Outcome != "refused" || r.Report.Reason != "bad-root" {
+			t.Errorf("%s: report %q, want outcome refused, reason bad-root", what, r.ReportRaw)
+		}
+	}
+	bind(b+"/wa", b+"/allowed/in")
+	refused("the worktree bound into an --allow directory", "--worktree", b+"/wa", "--allow", b+"/allowed", "--allow", b+"/other")
+	bind(b+"/allowed/src", b+"/wb")
+	refused("the worktree a bind of a checkout in an --allow directory", "--worktree", b+"/wb", "--allow", b+"/allowed", "--allow", b+"/other")
+	tmp, err := os.MkdirTemp("/tmp", "confine-conformance-alias")
+	if err != nil {
+		t.Fatalf("fixture: %v", err)
+	}
+	defer os.RemoveAll(tmp)
+	bind(tmp, b+"/wc")
+	// read-only mode: no --allow (refused there); the sentinel's directory is not writable, and a refusal runs nothing.
+	refused("--mode read-only, the worktree a bind of a directory in /tmp", "--worktree", b+"/wc", "--mode", "read-only")
+}
+
+func configAliasedRun(t *T) {
+	bind := ownMountNamespace(t)
 	run := func(what, conf string) Run {
 		return t.Confine(t.Flags("--config", conf), t.HelperArgv(opArg("create", t.WT+"/sentinel", "x")), Opts{})
 	}
