@@ -157,6 +157,11 @@ const gitNoCheckout = "no git checkout at the worktree (a repository the command
 	"the threat model). In a checkout it is open even so, since its index stays writable (the report names why); " +
 	"there " + gitGuarded
 
+// gitReadOnly is how the channel git-metadata is closed in read-only mode (readOnlyHeld checked it), with or
+// without a mount layer.
+const gitReadOnly = "read-only mode: the worktree and its git directories lie in no writable root (a launch " +
+	"where one does is refused), so the command can write none of their metadata"
+
 // gitUnguarded is why the channel git-metadata is open without a mount layer.
 const gitUnguarded = "no mount layer: Landlock's rule on the worktree covers .git too (rules only add), so the " +
 	"command can write .git/config (core.fsmonitor), a hook or a commondir, which unconfined git later runs or " +

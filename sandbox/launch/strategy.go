@@ -120,9 +120,17 @@ func (r *runner) guard(g Guard) ([]unix.SockFilter, error) {
 	if err != nil {
 		return nil, report.Refuse(report.Seccomp, err.Error())
 	}
-	if len(r.p.gitGaps) > 0 && len(g.Channels) > 0 { // what the plan found that its guards cannot hold
+	var git *report.Channel
+	switch {
+	case r.cfg.Mode == ReadOnly && r.cfg.Worktree != "" && !r.cfg.NoGit: // readOnlyHeld checked where it lies
+		git = &report.Channel{Status: report.Closed, How: gitReadOnly}
+	case len(r.p.gitGaps) > 0: // what the plan found that its guards cannot hold
+		c := gitChannel(g.Metadata, r.p.gitGaps)
+		git = &c
+	}
+	if git != nil && len(g.Channels) > 0 {
 		g.Channels = maps.Clone(g.Channels)
-		g.Channels["git-metadata"] = gitChannel(g.Metadata, r.p.gitGaps)
+		g.Channels["git-metadata"] = *git
 		if r.cfg.Strict {
 			g.StrictRefusal = strictRefusal(g.Channels)
 		}

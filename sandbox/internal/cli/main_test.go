@@ -665,6 +665,30 @@ func TestASwappedNestedRootIsRefused(t *testing.T) {
 	require.NoFileExists(t, ran)
 }
 
+// In read-only mode a checkout's git metadata is closed, with or without a mount layer: the worktree and its
+// git directory lie in no writable root (a launch where one does is refused), so --strict does not refuse for it.
+func TestReadOnlyModeClosesGitMetadata(t *testing.T) {
+	requireLandlock(t)
+	base, err := os.MkdirTemp("/var/tmp", "confine-ro") // not under /tmp, which is writable
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	require.NoError(t, os.Mkdir(filepath.Join(base, ".git"), 0o755))
+	rep, err := os.CreateTemp(t.TempDir(), "report")
+	require.NoError(t, err)
+	cmd := exec.Command(os.Args[0], "--mode", "read-only", "--worktree", base, "--report-fd", "3", "--", "/bin/true")
+	cmd.Env = append(os.Environ(), fakeEnv+"=")
+	cmd.ExtraFiles = []*os.File{rep}
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	var r struct {
+		Channels map[string]struct{ Status, How string }
+	}
+	raw, _ := os.ReadFile(rep.Name())
+	require.NoError(t, json.Unmarshal(raw, &r), "%s", raw)
+	require.Equal(t, "closed", r.Channels["git-metadata"].Status, "%s", raw)
+	require.Contains(t, r.Channels["git-metadata"].How, "read-only mode")
+}
+
 // When the layer cannot be built where it is tried (in place as root, in the layered child otherwise), nothing
 // has run: confine goes on with the descriptors it opened, under the seccomp fallback, and still confines.
 func TestALayerThatFailsToBuildFallsBackConfined(t *testing.T) {
