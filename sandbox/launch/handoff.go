@@ -59,7 +59,8 @@ type BwrapPart struct {
 	UID, GID int          // for a user's bwrap child (uid 0 in bwrap's user namespace): the caller's, which the command gets back; else -1
 	Guards   []MountGuard // the git metadata the child binds over bwrap's binds (guards.go)
 	// WD is the identity of confine's working directory, the caller's (Path unused; Dev 0 and Ino 0: it could
-	// not be read): bwrap enters it again by name, so the child checks that it landed there (checkWD).
+	// not be read, or lies beneath /dev or /proc, which bwrap mounts anew): bwrap enters it again by name, so the
+	// child checks that it landed there (checkWD).
 	WD Bind
 }
 
@@ -103,8 +104,9 @@ func (p *plan) handoff(prog []unix.SockFilter, callerReportFD int) *Handoff {
 		if p.euid != 0 {
 			h.Bwrap.UID, h.Bwrap.GID = p.euid, os.Getegid()
 		}
+		// Beneath /dev and /proc bwrap mounts its own, where the same directory has another identity.
 		var st unix.Stat_t
-		if unix.Stat(".", &st) == nil {
+		if wd, err := os.Getwd(); err == nil && !beneath(wd, "/dev") && !beneath(wd, "/proc") && unix.Stat(".", &st) == nil {
 			h.Bwrap.WD = Bind{Dev: st.Dev, Ino: st.Ino}
 		}
 		return h
