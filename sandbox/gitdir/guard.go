@@ -125,6 +125,18 @@ func Guards(wt *pathfd.Root, res *Result, place bool, globals []string) ([]Guard
 	return g.guards, g.gaps, nil
 }
 
+// ReadOnlyGaps are what a read-only launch cannot vouch for in the git directory dir, whose config it reads: the
+// files it includes and a core.hooksPath, either of which may lie in a writable root such as /tmp (one line
+// each, as Guards' gaps).
+func ReadOnlyGaps(dir *pathfd.Root) []string {
+	g := &guarder{}
+	if v, ok := ConfigValue(g.config(dir), "core", "hookspath"); ok && v != "" {
+		g.gaps = append(g.gaps, msg.Str("git: ", dir.Path, "/config sets core.hooksPath ", msg.Quoted(v),
+			": what lies there is not checked"))
+	}
+	return g.gaps
+}
+
 // GlobalConfigs are the git config files beyond the repository's that git reads, given $HOME and
 // $XDG_CONFIG_HOME (either may be empty): /etc/gitconfig, $XDG_CONFIG_HOME/git/config (else
 // ~/.config/git/config) and ~/.gitconfig (git-config(1), FILES).
@@ -536,9 +548,14 @@ func (g *guarder) hooksPath(wt, hooks string, b []byte) {
 		p = wt + "/" + v
 	}
 	p = cleanPath(p)
-	if (p == wt || strings.HasPrefix(p, wt+"/")) && p != hooks {
+	switch {
+	case p == hooks:
+	case p == wt || strings.HasPrefix(p, wt+"/"):
 		g.gaps = append(g.gaps, "git: core.hooksPath names "+p+", inside the worktree: the command can change the "+
 			"hooks there, which unconfined git runs (they are the project's files, not held)")
+	default:
+		g.gaps = append(g.gaps, "git: core.hooksPath names "+p+", outside the worktree: not held (in a writable "+
+			"root such as /tmp the command can put hooks there)")
 	}
 }
 

@@ -245,10 +245,17 @@ func (p *plan) readOnlyHeld(cfg Config, root int) error {
 		return refuse("the worktree ", cfg.Worktree, in)
 	}
 	i := slices.IndexFunc(p.roots, func(r *pathfd.Root) bool { return r.Path == cfg.Worktree })
-	if cfg.NoGit || i < 0 {
+	if i < 0 {
 		return nil
 	}
-	res, err := gitdir.Discover(root, p.roots[i], os.Getenv("HOME"))
+	wt := p.roots[i]
+	if cfg.NoGit {
+		if unix.Faccessat(wt.FD, ".git", unix.F_OK, unix.AT_SYMLINK_NOFOLLOW) == nil {
+			p.gitGaps = append(p.gitGaps, "--no-git: where "+wt.Path+"/.git leads is not checked")
+		}
+		return nil
+	}
+	res, err := gitdir.Discover(root, wt, os.Getenv("HOME"))
 	if err != nil {
 		return report.Refuse(report.BadRoot, "git: ", err, " (--no-git skips git discovery)")
 	}
@@ -258,7 +265,18 @@ func (p *plan) readOnlyHeld(cfg Config, root int) error {
 			return refuse("the worktree's git directory ", d, in)
 		}
 	}
-	return nil
+	conf := res.CommonDir // the config git reads: the common directory's, a separate one's, or .git's
+	if conf == nil {
+		conf = res.Separate
+	}
+	if fd, err := unix.Openat(wt.FD, ".git", unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0); err == nil {
+		defer unix.Close(fd)
+		conf = &pathfd.Root{Path: wt.Path + "/.git", FD: fd, Kind: pathfd.Dir}
+	}
+	if conf != nil {
+		p.gitGaps = append(p.gitGaps, gitdir.ReadOnlyGaps(conf)...)
+	}
+	return p.gitAliased(res)
 }
 
 // open opens every root once, in the mount namespace whose root directory is root (pathfd.Here: ours),
@@ -311,7 +329,7 @@ func (p *plan) open(cfg Config, root int) error {
 	}
 	p.notes = append(p.notes, cfg.Notes...)
 	if wt != nil && !cfg.NoGit {
-		if err := p.openGit(root, wt); err != nil {
+		if err := p.openGit(root, wt, cfg.Protect); err != nil {
 			return err
 		}
 	} else if wt != nil {
@@ -378,13 +396,12 @@ func (p *plan) openSockets(root int, paths []string) error {
 	return nil
 }
 
-// worktreeAliased refuses (bad-root) a worktree that a writable directory rule shows under another name (a bind
-// mount of it or of a directory above it, an overlay or a loop device: shownAt), as --config is refused: there
-// the command could write its .git (config, hooks) past the mount layer's guards, which hold the worktree's
-// own name, and in read-only mode the worktree itself (an attack review: /tmp a bind of a directory that holds
-// the worktree, or the worktree a bind of a checkout in /tmp). Asked in read-only mode, and in workspace-write
-// where WORKTREE/.git exists (else nothing there is held: the worktree is writable anyway); a rule the worktree
-// lies beneath by its name is the mount layer's to hold (nesting).
+// worktreeAliased refuses (bad-root) a worktree whose .git a writable directory rule shows under another name
+// (aliased), as --config is refused: there the command could write its config and hooks past the mount layer's
+// guards, which hold the worktree's own name, and in read-only mode the worktree itself (an attack review: /tmp
+// a bind of a directory that holds the worktree, or the worktree a bind of a checkout in /tmp). Asked in
+// read-only mode, and in workspace-write where WORKTREE/.git exists (else nothing there is held: the worktree is
+// writable anyway). The git directories a .git file leads to are asked the same (gitAliased).
 func (p *plan) worktreeAliased(cfg Config) error {
 	i := slices.IndexFunc(p.roots, func(r *pathfd.Root) bool { return r.Path == cfg.Worktree })
 	if i < 0 {
@@ -394,17 +411,48 @@ func (p *plan) worktreeAliased(cfg Config) error {
 	if cfg.Mode != ReadOnly && unix.Faccessat(wt.FD, ".git", unix.F_OK, unix.AT_SYMLINK_NOFOLLOW) != nil {
 		return nil
 	}
-	ids, _ := ancestorIDs(wt.FD) // what the walk reached, where it stopped early
-	mounts, _ := readMounts()    // none where /proc is missing: the identities are still compared
-	for _, r := range p.rules {
-		var st unix.Stat_t
-		if !r.Dir || beneath(wt.Path, r.Path) || unix.Fstat(r.FD, &st) != nil {
+	return p.aliased("the worktree ", wt, ".git")
+}
+
+// gitAliased asks aliased of the git directories outside the worktree that res (Discover's) found: a separate
+// git directory, and a linked worktree's common directory.
+func (p *plan) gitAliased(res *gitdir.Result) error {
+	for _, d := range []*pathfd.Root{res.Separate, res.CommonDir} {
+		if d == nil {
 			continue
 		}
-		if at := shownAt(wt.Path+"/.git", ids, r.Path, [2]uint64{st.Dev, st.Ino}, mounts); at != "" {
-			return report.Refuse(report.BadRoot, "the worktree ", wt.Path, " is shown beneath the writable ", r.Path,
-				" at ", at, " (a bind mount, an overlay or a loop device): the command could write it, its .git "+
-					"too, there: keep the worktree out of ", r.Path)
+		if err := p.aliased("the git directory ", d, "config"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// aliased refuses (bad-root, naming what dir is) where a writable directory rule shows dir/name under another
+// name: shownAt (a bind mount of dir or of a directory above it, an overlay, a loop device), or a mount beneath
+// the rule of a directory at or beneath dir/name (a bind of .git/hooks in /tmp). A rule dir lies beneath by its
+// name is the mount layer's to hold (nesting).
+func (p *plan) aliased(what string, dir *pathfd.Root, name string) error {
+	path := dir.Path + "/" + name
+	ids, _ := ancestorIDs(dir.FD) // what the walk reached, where it stopped early
+	mounts, _ := readMounts()     // none where /proc is missing: the identities are still compared
+	for _, r := range p.rules {
+		var st unix.Stat_t
+		if !r.Dir || beneath(dir.Path, r.Path) || unix.Fstat(r.FD, &st) != nil {
+			continue
+		}
+		at := shownAt(path, ids, r.Path, [2]uint64{st.Dev, st.Ino}, mounts)
+		for _, m := range mounts {
+			for _, q := range placesOf(path, mounts) {
+				if at == "" && !m.hidden && beneath(m.point, r.Path) && m.dev == q.dev && beneath(m.root, q.path) {
+					at = m.point
+				}
+			}
+		}
+		if at != "" {
+			return report.Refuse(report.BadRoot, what, dir.Path, " is shown beneath the writable ", r.Path, " at ",
+				at, " (a bind mount, an overlay or a loop device): the command could write its git metadata "+
+					"there: keep it out of ", r.Path)
 		}
 	}
 	return nil
@@ -468,12 +516,20 @@ func (p *plan) grant(r *pathfd.Root, why string) {
 // openGit grants the git directories a linked worktree at wt writes outside it (package gitdir), opened
 // through wt's descriptor and then, like every root, once and without symlinks in root's mount namespace.
 // A refused pointer is a bad-root refusal: the git directories are roots, found rather than given.
-func (p *plan) openGit(root int, wt *pathfd.Root) error {
+// A separate git directory (Result.Separate) in a writable root is granted as a root of its own and held
+// (Guards), unless it lies in one of the protect paths (--protect, absolute and clean), which holds all of it
+// read-only already: a root there would be a writable mount inside that bind, and its placeholders confine's
+// writes where the command can write nothing.
+func (p *plan) openGit(root int, wt *pathfd.Root, protect []string) error {
 	res, err := gitdir.Discover(root, wt, os.Getenv("HOME"))
 	if err != nil {
 		return report.Refuse(report.BadRoot, "git: ", err, " (--no-git skips git discovery)")
 	}
 	if err := p.trustRegistration(res); err != nil {
+		res.Close()
+		return err
+	}
+	if err := p.gitAliased(res); err != nil {
 		res.Close()
 		return err
 	}
@@ -490,6 +546,9 @@ func (p *plan) openGit(root int, wt *pathfd.Root) error {
 	}
 	if sep := res.Separate; sep != nil {
 		in := p.nearestRoot(sep.Path)
+		if slices.ContainsFunc(protect, func(x string) bool { return beneath(sep.Path, x) }) {
+			in = "" // held read-only by --protect
+		}
 		if in == "" {
 			p.notes = append(p.notes, gitdir.SeparateNote(sep.Path, wt.Path+"/.git"))
 			sep.Close()

@@ -3,6 +3,7 @@ package launch
 import (
 	"errors"
 	"maps"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -122,8 +123,10 @@ func (r *runner) guard(g Guard) ([]unix.SockFilter, error) {
 	}
 	var git *report.Channel
 	switch {
-	case r.cfg.Mode == ReadOnly && r.cfg.Worktree != "" && !r.cfg.NoGit: // readOnlyHeld checked where it lies
+	case r.cfg.Mode == ReadOnly && r.cfg.Worktree != "" && len(r.p.gitGaps) == 0: // readOnlyHeld checked where it lies
 		git = &report.Channel{Status: report.Closed, How: gitReadOnly}
+	case r.cfg.Mode == ReadOnly && r.cfg.Worktree != "":
+		git = &report.Channel{Status: report.Open, How: strings.Join(r.p.gitGaps, "; ") + ". Else: " + gitReadOnly}
 	case len(r.p.gitGaps) > 0: // what the plan found that its guards cannot hold
 		c := gitChannel(g.Metadata, r.p.gitGaps)
 		git = &c

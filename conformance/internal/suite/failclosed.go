@@ -147,15 +147,17 @@ var failClosedCases = []Case{{
 		"config and hooks, or in read-only mode the worktree itself (an attack review: /tmp a bind of a directory " +
 		"that holds the worktree, or the worktree a bind of a checkout in /tmp; core.fsmonitor ran at the next " +
 		"unconfined git status). In a mount namespace of its own, the case binds the worktree into a directory " +
-		"granted with --allow, and a directory of that one onto a second worktree, and a directory in /tmp onto a " +
-		"third for read-only mode: each launch must be refused (125, reason bad-root, nothing run), and the same " +
+		"granted with --allow, a directory of that one onto a second worktree, a third's .git/hooks and a fourth's " +
+		"separate git directory into it, and a directory in /tmp onto a fifth for read-only mode: each launch must be refused (125, reason bad-root, nothing run), and the same " +
 		"worktree with an --allow that shows nothing of it must run (the control).",
 	Expect: []Expect{{"any", "each alias: exit 125, reason bad-root, no sentinel; the control runs (where a mount " +
 		"namespace can be made: root)"}},
 	Needs: Needs{Confined: true}, // the control runs the command
 	Setup: func(t *T) {
-		t.Mkdir(t.Base+"/wa/.git", t.Base+"/wb", t.Base+"/wc", t.Base+"/other", t.Base+"/allowed/in", t.Base+"/allowed/src/.git")
-		t.Unwatch(t.Base+"/allowed", t.Base+"/other", t.Base+"/wa", t.Base+"/wb", t.Base+"/wc") // the worktrees and --allow directories
+		t.Mkdir(t.Base+"/wa/.git", t.Base+"/wb", t.Base+"/wc", t.Base+"/wd/.git/hooks", t.Base+"/other", t.Base+"/allowed/in",
+			t.Base+"/allowed/hooks", t.Base+"/allowed/src/.git", t.Base+"/allowed/sep", t.Base+"/sepsrc/g", t.Base+"/we")
+		t.Unwatch(t.Base+"/allowed", t.Base+"/other", t.Base+"/wa", t.Base+"/wb", t.Base+"/wc", t.Base+"/wd", t.Base+"/we",
+			t.Base+"/sepsrc") // the worktrees and --allow directories, and a git directory
 	},
 	Run: worktreeAliasedRun,
 }, {
@@ -504,6 +506,11 @@ func worktreeAliasedRun(t *T) {
 		t.Fatalf("fixture: %v", err)
 	}
 	defer os.RemoveAll(tmp)
+	bind(b+"/wd/.git/hooks", b+"/allowed/hooks")
+	refused("the worktree's .git/hooks bound into an --allow directory", "--worktree", b+"/wd", "--allow", b+"/allowed", "--allow", b+"/other")
+	t.WriteFile(b+"/we/.git", "gitdir: "+b+"/sepsrc/g\n", 0o644)
+	bind(b+"/sepsrc", b+"/allowed/sep")
+	refused("a worktree's separate git directory bound into an --allow directory", "--worktree", b+"/we", "--allow", b+"/allowed", "--allow", b+"/other")
 	bind(tmp, b+"/wc")
 	// read-only mode: no --allow (refused there); the sentinel's directory is not writable, and a refusal runs nothing.
 	refused("--mode read-only, the worktree a bind of a directory in /tmp", "--worktree", b+"/wc", "--mode", "read-only")

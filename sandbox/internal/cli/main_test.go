@@ -666,7 +666,8 @@ func TestASwappedNestedRootIsRefused(t *testing.T) {
 }
 
 // In read-only mode a checkout's git metadata is closed, with or without a mount layer: the worktree and its
-// git directory lie in no writable root (a launch where one does is refused), so --strict does not refuse for it.
+// git directory lie in no writable root (a launch where one does is refused), so --strict does not refuse for it;
+// unless its config reaches elsewhere (an include, core.hooksPath), which is named.
 func TestReadOnlyModeClosesGitMetadata(t *testing.T) {
 	requireLandlock(t)
 	base, err := os.MkdirTemp("/var/tmp", "confine-ro") // not under /tmp, which is writable
@@ -687,6 +688,45 @@ func TestReadOnlyModeClosesGitMetadata(t *testing.T) {
 	require.NoError(t, json.Unmarshal(raw, &r), "%s", raw)
 	require.Equal(t, "closed", r.Channels["git-metadata"].Status, "%s", raw)
 	require.Contains(t, r.Channels["git-metadata"].How, "read-only mode")
+	// A core.hooksPath (here in /tmp, which the command writes) is named, and the channel is open.
+	require.NoError(t, os.WriteFile(filepath.Join(base, ".git", "config"), []byte("[core]\n\thooksPath = /tmp/h\n"), 0o644))
+	cmd = exec.Command(os.Args[0], "--mode", "read-only", "--worktree", base, "--report-fd", "3", "--", "/bin/true")
+	cmd.Env = append(os.Environ(), fakeEnv+"=")
+	rep, err = os.CreateTemp(t.TempDir(), "report")
+	require.NoError(t, err)
+	cmd.ExtraFiles = []*os.File{rep}
+	out, err = cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	raw, _ = os.ReadFile(rep.Name())
+	require.NoError(t, json.Unmarshal(raw, &r), "%s", raw)
+	require.Equal(t, "open", r.Channels["git-metadata"].Status, "%s", raw)
+	require.Contains(t, r.Channels["git-metadata"].How, "core.hooksPath")
+}
+
+// A separate git directory inside a --protect'ed directory is left to that bind: it is no writable root there (the
+// attack review wrote into it through one), and confine makes no placeholder in it.
+func TestASeparateGitDirInAProtectedDirStaysReadOnly(t *testing.T) {
+	requireLandlock(t)
+	base, err := os.MkdirTemp("/var/tmp", "confine-prot") // not under /tmp, which is writable
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(base) })
+	g := filepath.Join(base, ".prot", "g")
+	require.NoError(t, os.MkdirAll(g, 0o777))
+	require.NoError(t, os.WriteFile(filepath.Join(base, ".git"), []byte("gitdir: .prot/g\n"), 0o644))
+	for _, d := range []string{base, filepath.Join(base, ".prot"), g} {
+		require.NoError(t, os.Chmod(d, 0o777))
+	}
+	cmd := exec.Command(os.Args[0], "--protect", filepath.Join(base, ".prot"), "--worktree", base, "--",
+		"/bin/sh", "-c", `echo x > "$0/planted"`, g)
+	cmd.Env = append(os.Environ(), fakeEnv+"=")
+	out, _ := cmd.CombinedOutput()
+	if cmd.ProcessState.ExitCode() == 125 && strings.Contains(string(out), "protect-unavailable") {
+		t.Skip("no mount layer here: --protect is refused: " + string(out))
+	}
+	require.NotEqual(t, 0, cmd.ProcessState.ExitCode(), "%s", out)
+	entries, err := os.ReadDir(g)
+	require.NoError(t, err)
+	require.Empty(t, entries, "%s", out) // neither the command's file nor a placeholder of confine's
 }
 
 // When the layer cannot be built where it is tried (in place as root, in the layered child otherwise), nothing
