@@ -415,27 +415,31 @@ func (p *plan) worktreeAliased(cfg Config) error {
 }
 
 // gitAliased asks aliased of the git directories outside the worktree that res (Discover's) found: a separate
-// git directory, and a linked worktree's common directory.
+// git directory, and a linked worktree's common directory, each whole.
 func (p *plan) gitAliased(res *gitdir.Result) error {
 	for _, d := range []*pathfd.Root{res.Separate, res.CommonDir} {
 		if d == nil {
 			continue
 		}
-		if err := p.aliased("the git directory ", d, "config"); err != nil {
+		if err := p.aliased("the git directory ", d, ""); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// aliased refuses (bad-root, naming what dir is) where a writable directory rule shows dir/name under another
-// name: shownAt (a bind mount of dir or of a directory above it, an overlay, a loop device), or a mount beneath
-// the rule of a directory at or beneath dir/name (a bind of .git/hooks in /tmp). A rule dir lies beneath by its
-// name is the mount layer's to hold (nesting).
+// aliased refuses (bad-root, naming what dir is) where a writable directory rule shows dir/name (dir itself
+// where name is "") under another name: shownAt (a bind mount of it or of a directory above it, an overlay, a
+// loop device), or a mount beneath the rule of a directory at or beneath it (a bind of .git/hooks in /tmp). A
+// rule that dir lies beneath by its name is the mount layer's to hold (nesting).
 func (p *plan) aliased(what string, dir *pathfd.Root, name string) error {
-	path := dir.Path + "/" + name
+	path := dir.Path
+	if name != "" {
+		path += "/" + name
+	}
 	ids, _ := ancestorIDs(dir.FD) // what the walk reached, where it stopped early
 	mounts, _ := readMounts()     // none where /proc is missing: the identities are still compared
+	places := placesOf(path, mounts)
 	for _, r := range p.rules {
 		var st unix.Stat_t
 		if !r.Dir || beneath(dir.Path, r.Path) || unix.Fstat(r.FD, &st) != nil {
@@ -443,10 +447,10 @@ func (p *plan) aliased(what string, dir *pathfd.Root, name string) error {
 		}
 		at := shownAt(path, ids, r.Path, [2]uint64{st.Dev, st.Ino}, mounts)
 		for _, m := range mounts {
-			for _, q := range placesOf(path, mounts) {
-				if at == "" && !m.hidden && beneath(m.point, r.Path) && m.dev == q.dev && beneath(m.root, q.path) {
-					at = m.point
-				}
+			if at == "" && !m.hidden && beneath(m.point, r.Path) && slices.ContainsFunc(places, func(q place) bool {
+				return m.dev == q.dev && beneath(m.root, q.path)
+			}) {
+				at = m.point
 			}
 		}
 		if at != "" {
