@@ -33,6 +33,7 @@ package gitdir
 
 import (
 	"errors"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -270,11 +271,12 @@ func Discover(root int, wt *pathfd.Root, home string) (*Result, error) {
 	}
 	res.GitDir = gitPath
 	b, err = readChild(gd, "commondir")
-	if errors.Is(err, unix.ENOENT) || (err == nil && IsCommonPlaceholder(b) && !hasChild(gd, "gitdir")) {
+	if errors.Is(err, unix.ENOENT) || (err == nil && IsCommonPlaceholder(b) && !isRegistration(gitPath)) {
 		// --separate-git-dir or a submodule: index and HEAD live beside config and hooks, which no rule
 		// may open up. The caller decides what it is (Separate). Confine's commondir placeholder stands
-		// there where Guards held it; in a linked worktree's registration (which has a gitdir back-pointer)
-		// a commondir of "." is refused below, as linked does.
+		// there where Guards held it; in a linked worktree's registration (<common>/worktrees/<name>) a
+		// commondir of "." is refused below, as linked does. (Not told apart by a gitdir file, which a
+		// command could plant in a separate directory in /tmp to have every later launch refused.)
 		res.Separate = gd
 		return res, nil
 	}
@@ -453,9 +455,10 @@ func LinkedLimits(common string, reftable bool) string {
 
 // readChild reads the regular file name in dir, opened once beneath dir's descriptor without following a
 // symlink. A missing file is ENOENT (unwrapped by errors.Is); anything else odd is an *Error.
-// hasChild says whether dir holds a file of any type named name.
-func hasChild(dir *pathfd.Root, name string) bool {
-	return unix.Faccessat(dir.FD, name, unix.F_OK, unix.AT_SYMLINK_NOFOLLOW) == nil
+// isRegistration says whether the git directory at path (absolute, clean) has a linked worktree's
+// registration's place, <common>/worktrees/<name>.
+func isRegistration(path string) bool {
+	return filepath.Base(filepath.Dir(path)) == "worktrees"
 }
 
 func readChild(dir *pathfd.Root, name string) ([]byte, error) {

@@ -280,11 +280,21 @@ func TestDiscoverSeparateGitDir(t *testing.T) {
 	require.Equal(t, d+"/sep.git", res.Separate.Path)
 	res.Close()
 	require.Nil(t, res.Separate)
-	// Where Guards made confine's commondir placeholder there, the next launch finds the same.
+	// Where Guards made confine's commondir placeholder there, the next launch finds the same, even where a
+	// command planted a gitdir file beside it (in /tmp it could, and every later launch was refused).
 	writeFile(t, d+"/sep.git/commondir", commonPlaceholder)
+	writeFile(t, d+"/sep.git/gitdir", d+"/w/.git\n")
 	res, err = discover(t, d+"/w", "")
 	require.NoError(t, err)
 	require.NotNil(t, res.Separate)
+	// What read-only mode cannot vouch for there: a symlinked hooks/ and a core.hooksPath in config.worktree.
+	require.NoError(t, os.RemoveAll(d+"/sep.git/hooks"))
+	require.NoError(t, os.Symlink("/tmp", d+"/sep.git/hooks"))
+	writeFile(t, d+"/sep.git/config.worktree", "[core]\n\thooksPath = /tmp/h\n")
+	gaps := ReadOnlyGaps(res.Separate)
+	require.Len(t, gaps, 2, "%q", gaps)
+	require.Contains(t, gaps[0], "core.hooksPath")
+	require.Contains(t, gaps[1], "hooks is a symlink")
 	res.Close()
 }
 

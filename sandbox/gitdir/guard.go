@@ -86,9 +86,13 @@ func Guards(wt *pathfd.Root, res *Result, place bool, globals []string) ([]Guard
 	case unix.S_IFDIR:
 		g.add(Guard{Path: dotgit, Pin: true, Dir: true, Dev: st.Dev, Ino: st.Ino})
 		g.gaps = append(g.gaps, PlainSpecialGap(dotgit), GitlinkGap(dotgit+"/index"))
-		conf := g.config(&pathfd.Root{Path: dotgit, FD: fd})
+		gd := &pathfd.Root{Path: dotgit, FD: fd}
+		conf := g.config(gd)
 		err = g.gitDir(fd, dotgit, 0, conf)
 		g.hooksPath(wt.Path, dotgit+"/hooks", conf)
+		if b, rerr := readChildMax(gd, "config.worktree", maxConfig); rerr == nil {
+			g.hooksPath(wt.Path, dotgit+"/hooks", b) // extensions.worktreeConfig: git reads it after config
+		}
 	case unix.S_IFREG:
 		g.add(Guard{Path: dotgit, Dev: st.Dev, Ino: st.Ino})
 		if res != nil && res.Registration != nil {
@@ -130,11 +134,29 @@ func Guards(wt *pathfd.Root, res *Result, place bool, globals []string) ([]Guard
 // each, as Guards' gaps).
 func ReadOnlyGaps(dir *pathfd.Root) []string {
 	g := &guarder{}
-	if v, ok := ConfigValue(g.config(dir), "core", "hookspath"); ok && v != "" {
-		g.gaps = append(g.gaps, msg.Str("git: ", dir.Path, "/config sets core.hooksPath ", msg.Quoted(v),
-			": what lies there is not checked"))
+	conf := g.config(dir)
+	wtConf, _ := readChildMax(dir, "config.worktree", maxConfig)
+	for _, b := range [][]byte{conf, wtConf} {
+		if v, ok := ConfigValue(b, "core", "hookspath"); ok && v != "" {
+			g.gaps = append(g.gaps, msg.Str("git: the config in ", dir.Path, " sets core.hooksPath ", msg.Quoted(v),
+				": what lies there is not checked"))
+		}
+	}
+	for _, name := range []string{"config", "config.worktree", "commondir", "hooks"} {
+		var st unix.Stat_t
+		if unix.Fstatat(dir.FD, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			g.gaps = append(g.gaps, "git: "+dir.Path+"/"+name+" is a symlink: where it leads is not checked")
+		}
 	}
 	return g.gaps
+}
+
+// SubmoduleGap is the gap of a checkout whose index the command cannot write (a separate git directory outside
+// the writable roots): an existing submodule's .git file in the worktree (at wt) it can still rewrite, which
+// leads a later unconfined git status into a git directory the command made (GitlinkGap's second route).
+func SubmoduleGap(wt string) string {
+	return "git: a submodule's .git file in " + wt + " that the command rewrites leads a later unconfined git " +
+		"status into a git directory the command made, whose core.fsmonitor git runs"
 }
 
 // GlobalConfigs are the git config files beyond the repository's that git reads, given $HOME and
@@ -436,7 +458,7 @@ func (g *guarder) guard(fd int, path, name string, dir, make bool, text []byte) 
 	f, err := unix.Openat(fd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ENOENT) && make && g.place {
 		if err = makePlaceholder(fd, name, dir, text); err != nil && !errors.Is(err, unix.EEXIST) {
-			return msg.Err("git: making the placeholder ", full, ": ", err)
+			return msg.Err("making the placeholder ", full, ": ", err)
 		}
 		made = err == nil
 		f, err = unix.Openat(fd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)

@@ -239,7 +239,8 @@ func (p *plan) readOnlyHeld(cfg Config, root int) error {
 	}
 	refuse := func(what, path, in string) error {
 		return report.Refuse(report.BadRoot, "--mode read-only: ", what, path, " lies in the writable ", in,
-			", so the command could write it there (read-only mode cannot hold it): keep it out of it")
+			", so the command could write it there (read-only mode cannot hold it): use workspace-write, which "+
+				"holds its git metadata, or keep it out of ", in)
 	}
 	if in := held(cfg.Worktree); in != "" {
 		return refuse("the worktree ", cfg.Worktree, in)
@@ -553,8 +554,16 @@ func (p *plan) openGit(root int, wt *pathfd.Root, protect []string) error {
 		if slices.ContainsFunc(protect, func(x string) bool { return beneath(sep.Path, x) }) {
 			in = "" // held read-only by --protect
 		}
+		if in != "" && unix.Faccessat(sep.FD, ".", unix.W_OK, unix.AT_EACCESS) != nil {
+			// Not this user's to write (nor the command's): no placeholder can be made there, and what lies
+			// in it is as its owner left it.
+			p.gitGaps = append(p.gitGaps, "git: "+sep.Path+" lies in the writable "+in+", but this user cannot "+
+				"write it: not held (what its owner lets others write there, the command can write)")
+			in = ""
+		}
 		if in == "" {
 			p.notes = append(p.notes, gitdir.SeparateNote(sep.Path, wt.Path+"/.git"))
+			p.gitGaps = append(p.gitGaps, gitdir.SubmoduleGap(wt.Path))
 			sep.Close()
 			res.Separate = nil
 		} else {
