@@ -453,14 +453,14 @@ func LinkedLimits(common string, reftable bool) string {
 		"confine grants"
 }
 
-// readChild reads the regular file name in dir, opened once beneath dir's descriptor without following a
-// symlink. A missing file is ENOENT (unwrapped by errors.Is); anything else odd is an *Error.
 // isRegistration says whether the git directory at path (absolute, clean) has a linked worktree's
 // registration's place, <common>/worktrees/<name>.
 func isRegistration(path string) bool {
 	return filepath.Base(filepath.Dir(path)) == "worktrees"
 }
 
+// readChild reads the regular file name in dir, opened once beneath dir's descriptor without following a
+// symlink. A missing file is ENOENT (unwrapped by errors.Is); anything else odd is an *Error.
 func readChild(dir *pathfd.Root, name string) ([]byte, error) {
 	return readChildMax(dir, name, MaxPointer)
 }

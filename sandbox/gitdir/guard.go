@@ -129,9 +129,10 @@ func Guards(wt *pathfd.Root, res *Result, place bool, globals []string) ([]Guard
 	return g.guards, g.gaps, nil
 }
 
-// ReadOnlyGaps are what a read-only launch cannot vouch for in the git directory dir, whose config it reads: the
-// files it includes and a core.hooksPath, either of which may lie in a writable root such as /tmp (one line
-// each, as Guards' gaps).
+// ReadOnlyGaps are what a read-only launch cannot vouch for in the git directory dir, whose config and
+// config.worktree it reads: the files the config includes, a core.hooksPath in either, and a symlink where config,
+// config.worktree, commondir or hooks is (each may lead into a writable root such as /tmp); one line each, as
+// Guards' gaps.
 func ReadOnlyGaps(dir *pathfd.Root) []string {
 	g := &guarder{}
 	conf := g.config(dir)
